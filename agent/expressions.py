@@ -1,0 +1,402 @@
+"""Law expressions: untrusted text -> whitelisted AST -> sympy -> vectorized numpy.
+
+A law is one or more lines ``name = expression``.  Earlier lines may define
+helper names; every target column must be defined exactly once.  Names that
+are neither inputs nor defined names are the law's fitted constants.
+
+The text is never evaluated: it is parsed with :mod:`ast`, every node is
+checked against a whitelist, and the sympy tree is built node by node.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import keyword
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Mapping, Sequence
+
+import numpy as np
+import sympy as sp
+
+MAX_TEXT_CHARS = 4000
+MAX_LINES = 24
+MAX_AST_NODES = 600
+MAX_LITERAL_ABS = 1e15
+MAX_LITERAL_EXPONENT = 16.0
+
+ALLOWED_FUNCTIONS: dict[str, tuple[object, int, int]] = {
+    # name -> (sympy constructor, min arity, max arity)
+    "exp": (sp.exp, 1, 1),
+    "log": (sp.log, 1, 1),
+    "sqrt": (sp.sqrt, 1, 1),
+    "abs": (sp.Abs, 1, 1),
+    "tanh": (sp.tanh, 1, 1),
+    "min": (sp.Min, 2, 8),
+    "max": (sp.Max, 2, 8),
+}
+_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
+_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+
+
+class LawError(ValueError):
+    """A law was rejected; ``str(err)`` names the reason."""
+
+
+def _min(*args):
+    return functools.reduce(np.minimum, args)
+
+
+def _max(*args):
+    return functools.reduce(np.maximum, args)
+
+
+_NUMPY_MODULES = [{"Min": _min, "Max": _max, "Abs": np.abs}, "numpy"]
+
+
+@dataclass(frozen=True)
+class Law:
+    """A parsed, validated law.  Immutable; cheap to pickle (compiled lazily)."""
+
+    lines: tuple[str, ...]
+    inputs: tuple[str, ...]
+    targets: tuple[str, ...]
+    constants: tuple[str, ...]
+    expressions: tuple[sp.Expr, ...] = field(repr=False, compare=False)
+    complexity: int = 0
+    canonical: str = ""
+
+    @property
+    def n_constants(self) -> int:
+        return len(self.constants)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+    def sympy(self) -> dict[str, sp.Expr]:
+        return dict(zip(self.targets, self.expressions))
+
+    def latex(self) -> str:
+        return r" \\ ".join(
+            f"{sp.latex(sp.Symbol(t))} = {sp.latex(e)}" for t, e in zip(self.targets, self.expressions)
+        )
+
+    def depends_on(self, target: str) -> tuple[str, ...]:
+        """Constants that appear in one target's expression, in law order."""
+        free = {s.name for s in self.expressions[self.targets.index(target)].free_symbols}
+        return tuple(c for c in self.constants if c in free)
+
+    @functools.cached_property
+    def _compiled(self):
+        symbols = [sp.Symbol(n) for n in (*self.inputs, *self.constants)]
+        return [sp.lambdify(symbols, e, modules=_NUMPY_MODULES, cse=True) for e in self.expressions]
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_compiled", None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    def evaluate(self, X: Mapping[str, np.ndarray], constants: Mapping[str, object]) -> np.ndarray:
+        """Predict every row at once: shape (n_rows, n_targets).
+
+        ``constants`` maps each constant name to a scalar or to an array with
+        one value per row, so rows of different groups evaluate in one call.
+        Non-finite results are returned as they are; callers decide.
+        """
+        cols = [np.asarray(X[name], dtype=float) for name in self.inputs]
+        n = len(cols[0]) if cols else len(np.atleast_1d(next(iter(constants.values()), [0.0])))
+        try:
+            args = [*cols, *(np.asarray(constants[c], dtype=float) for c in self.constants)]
+        except KeyError as exc:
+            raise LawError(f"no value for constant {exc.args[0]!r}") from None
+        out = np.empty((n, len(self.targets)))
+        with np.errstate(all="ignore"):
+            for j, fn in enumerate(self._compiled):
+                out[:, j] = np.broadcast_to(np.asarray(fn(*args), dtype=float), (n,))
+        return out
+
+
+def parse_law(
+    text: str | Sequence[str],
+    inputs: Sequence[str],
+    targets: Sequence[str],
+    *,
+    max_constants: int | None = None,
+) -> Law:
+    """Parse and validate law text.  Raises :class:`LawError` naming the reason."""
+    lines = _split_lines(text)
+    inputs, targets = tuple(inputs), tuple(targets)
+    defined: dict[str, sp.Expr] = {}
+    constants: list[str] = []
+    node_budget = [MAX_AST_NODES]
+    for lineno, line in enumerate(lines, 1):
+        name, tree = _parse_line(line, lineno)
+        if name in inputs:
+            raise LawError(f"line {lineno}: cannot assign to input column {name!r}")
+        if name in defined:
+            raise LawError(f"line {lineno}: {name!r} is defined twice")
+        builder = _Builder(inputs, defined, constants, targets, node_budget, lineno)
+        defined[name] = builder.build(tree)
+    missing = [t for t in targets if t not in defined]
+    if missing:
+        raise LawError(f"no line defines target column(s) {', '.join(missing)}")
+    used = set().union(*(defined[t].free_symbols for t in targets))
+    constants = [c for c in constants if sp.Symbol(c) in used]
+    if max_constants is not None and len(constants) > max_constants:
+        raise LawError(f"law has {len(constants)} constants, more than the cap of {max_constants}")
+    expressions = tuple(defined[t] for t in targets)
+    for t, e in zip(targets, expressions):
+        if not e.free_symbols & {sp.Symbol(i) for i in inputs}:
+            raise LawError(f"the expression for {t!r} uses no input column")
+    complexity = sum(_count_nodes(e) for e in expressions)
+    return Law(
+        lines=tuple(lines),
+        inputs=inputs,
+        targets=targets,
+        constants=tuple(constants),
+        expressions=expressions,
+        complexity=complexity,
+        canonical=canonical_form(expressions, constants),
+    )
+
+
+def canonical_form(expressions: Sequence[sp.Expr], constants: Sequence[str]) -> str:
+    """A string equal for laws that differ only in constant names or term order."""
+    current = list(expressions)
+    names = list(constants)
+    text = ""
+    for _ in range(3):  # renaming can reorder sympy's args; iterate to a fixed point
+        printed = "; ".join(sp.srepr(e) for e in current)
+        order = sorted(names, key=lambda n: _first_index(printed, n))
+        mapping = {sp.Symbol(n): sp.Symbol(f"_k{i}") for i, n in enumerate(order)}
+        current = [e.xreplace(mapping) for e in current]
+        names = [f"_k{i}" for i in range(len(order))]
+        new_text = "; ".join(str(e) for e in current)
+        if new_text == text:
+            break
+        text = new_text
+    return text
+
+
+def _first_index(printed: str, name: str) -> int:
+    idx = printed.find(f"Symbol('{name}')")
+    return idx if idx >= 0 else len(printed)
+
+
+def _count_nodes(expr: sp.Expr) -> int:
+    return 1 + sum(_count_nodes(a) for a in expr.args)
+
+
+def _split_lines(text: str | Sequence[str]) -> list[str]:
+    if isinstance(text, str):
+        raw = text.replace(";", "\n").splitlines()
+    elif isinstance(text, Sequence) and all(isinstance(t, str) for t in text):
+        raw = [piece for t in text for piece in t.replace(";", "\n").splitlines()]
+    else:
+        raise LawError("a law must be a string or a list of strings")
+    total = sum(len(r) for r in raw)
+    if total > MAX_TEXT_CHARS:
+        raise LawError(f"law text is {total} characters, more than the limit of {MAX_TEXT_CHARS}")
+    lines = [r.strip() for r in raw if r.strip() and not r.strip().startswith("#")]
+    if not lines:
+        raise LawError("law is empty")
+    if len(lines) > MAX_LINES:
+        raise LawError(f"law has {len(lines)} lines, more than the limit of {MAX_LINES}")
+    return lines
+
+
+def _parse_line(line: str, lineno: int) -> tuple[str, ast.AST]:
+    if "=" not in line:
+        raise LawError(f"line {lineno}: expected 'name = expression'")
+    try:
+        module = ast.parse(line, mode="exec")
+    except SyntaxError as exc:
+        raise LawError(f"line {lineno}: syntax error: {exc.msg}") from None
+    except (RecursionError, MemoryError, ValueError):
+        raise LawError(f"line {lineno}: expression is nested too deeply") from None
+    if len(module.body) != 1 or not isinstance(module.body[0], ast.Assign):
+        raise LawError(f"line {lineno}: expected 'name = expression'")
+    stmt = module.body[0]
+    if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+        raise LawError(f"line {lineno}: the left side must be a single name")
+    name = stmt.targets[0].id
+    _check_name(name, lineno)
+    return name, stmt.value
+
+
+def _check_name(name: str, lineno: int) -> None:
+    if not _NAME_RE.match(name) or keyword.iskeyword(name):
+        raise LawError(f"line {lineno}: {name!r} is not an allowed name")
+    if name in ALLOWED_FUNCTIONS:
+        raise LawError(f"line {lineno}: {name!r} is a function, not a name")
+
+
+class _Builder:
+    """Walks one whitelisted expression AST and builds the sympy tree."""
+
+    def __init__(self, inputs, defined, constants, targets, node_budget, lineno):
+        self.numbers: dict[ast.AST, float] = {}
+        self.inputs, self.defined, self.constants = inputs, defined, constants
+        self.targets, self.budget, self.lineno = targets, node_budget, lineno
+
+    def fail(self, reason: str):
+        raise LawError(f"line {self.lineno}: {reason}")
+
+    def build(self, node: ast.AST) -> sp.Expr:
+        return self.visit(node)
+
+    def visit(self, node: ast.AST) -> sp.Expr:
+        """Build one node; a purely numeric subtree is checked with float math
+        first, because sympy would happily try to evaluate exp(exp(exp(100)))."""
+        self.budget[0] -= 1
+        if self.budget[0] < 0:
+            self.fail(f"law is too large (more than {MAX_AST_NODES} syntax nodes)")
+        method = getattr(self, f"visit_{type(node).__name__}", None)
+        if method is None:
+            self.fail(f"{_describe(node)} is not allowed")
+        expr = method(node)
+        if expr.is_number:
+            value = self.numbers.get(node)
+            if value is None:
+                value = self._float_value(node)
+            self.numbers[node] = value
+        return expr
+
+    def _float_value(self, node: ast.AST) -> float:
+        """Float value of a numeric subtree, computed from its children's values."""
+        kids = [self.numbers[c] for c in ast.iter_child_nodes(node) if c in self.numbers]
+        try:
+            with np.errstate(all="raise"):
+                if isinstance(node, ast.Constant):
+                    value = float(node.value)
+                elif isinstance(node, ast.UnaryOp):
+                    value = -kids[0] if isinstance(node.op, ast.USub) else kids[0]
+                elif isinstance(node, ast.BinOp):
+                    a, b = kids
+                    value = {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}.get(type(node.op))
+                    if value is None:
+                        value = a / b if isinstance(node.op, ast.Div) else float(np.float64(a) ** b)
+                elif isinstance(node, ast.Call):
+                    fn = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs, "tanh": np.tanh,
+                          "min": min, "max": max}[node.func.id]
+                    value = float(fn(*kids) if node.func.id in ("min", "max") else fn(kids[0]))
+                else:
+                    value = float("nan")
+        except (FloatingPointError, ZeroDivisionError, OverflowError, ValueError, IndexError):
+            value = float("nan")
+        if not np.isfinite(value) or abs(value) > MAX_LITERAL_ABS:
+            self.fail("a numeric sub-expression is too large or not a finite real number")
+        return value
+
+    def visit_Constant(self, node: ast.Constant) -> sp.Expr:
+        value = node.value
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            self.fail(f"literal {value!r} is not a number")
+        if not np.isfinite(float(value)) or abs(float(value)) > MAX_LITERAL_ABS:
+            self.fail(f"number literal {value!r} is too large (limit {MAX_LITERAL_ABS:g})")
+        if isinstance(value, int):
+            return sp.Integer(value)
+        try:
+            return sp.Rational(Decimal(repr(value)).normalize().to_eng_string())
+        except (InvalidOperation, ValueError):
+            self.fail(f"bad number literal {value!r}")
+
+    def visit_Name(self, node: ast.Name) -> sp.Expr:
+        name = node.id
+        _check_name(name, self.lineno)
+        if name in self.defined:
+            return self.defined[name]
+        if name in self.targets:
+            self.fail(f"target {name!r} is used before it is defined")
+        if name not in self.inputs and name not in self.constants:
+            self.constants.append(name)
+        return sp.Symbol(name)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> sp.Expr:
+        if isinstance(node.op, ast.USub):
+            return -self.visit(node.operand)
+        if isinstance(node.op, ast.UAdd):
+            return self.visit(node.operand)
+        self.fail(f"operator {type(node.op).__name__} is not allowed")
+
+    def visit_BinOp(self, node: ast.BinOp) -> sp.Expr:
+        op = _BINOPS.get(type(node.op))
+        if op is None:
+            hint = " (use ** for powers)" if isinstance(node.op, ast.BitXor) else ""
+            self.fail(f"operator {type(node.op).__name__} is not allowed{hint}")
+        left, right = self.visit(node.left), self.visit(node.right)
+        if op == "+":
+            return left + right
+        if op == "-":
+            return left - right
+        if op == "*":
+            return left * right
+        if op == "/":
+            if right == 0:
+                self.fail("division by the literal zero")
+            return left / right
+        if right.is_number and abs(self.numbers[node.right]) > MAX_LITERAL_EXPONENT:
+            self.fail(f"exponent {self.numbers[node.right]:g} is too large (limit {MAX_LITERAL_EXPONENT:g})")
+        return sp.Pow(left, right)
+
+    def visit_Call(self, node: ast.Call) -> sp.Expr:
+        if not isinstance(node.func, ast.Name):
+            self.fail(f"{_describe(node.func)} cannot be called; allowed functions: {_allowed()}")
+        name = node.func.id
+        if name not in ALLOWED_FUNCTIONS:
+            self.fail(f"unknown function {name!r}; allowed functions: {_allowed()}")
+        if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+            self.fail(f"{name}() takes plain positional arguments only")
+        fn, lo, hi = ALLOWED_FUNCTIONS[name]
+        if not lo <= len(node.args) <= hi:
+            self.fail(f"{name}() takes {lo if lo == hi else f'{lo} to {hi}'} argument(s)")
+        return fn(*(self.visit(a) for a in node.args))
+
+
+def _allowed() -> str:
+    return ", ".join(ALLOWED_FUNCTIONS)
+
+
+def _describe(node: ast.AST) -> str:
+    kinds = {
+        "Attribute": "attribute access", "Subscript": "subscripting", "Lambda": "lambda",
+        "ListComp": "a comprehension", "GeneratorExp": "a comprehension", "SetComp": "a comprehension",
+        "DictComp": "a comprehension", "Compare": "a comparison", "BoolOp": "a boolean operator",
+        "IfExp": "a conditional expression", "JoinedStr": "a string", "List": "a list",
+        "Tuple": "a tuple", "Dict": "a dict", "Set": "a set", "NamedExpr": "the walrus operator",
+        "Await": "await", "Yield": "yield", "Starred": "star-unpacking", "Call": "a call",
+    }
+    return kinds.get(type(node).__name__, f"syntax {type(node).__name__}")
+
+
+def law_to_text(target: str, expr: sp.Expr) -> str:
+    """Render a sympy expression back into a law line the parser accepts."""
+    return f"{target} = {_LawPrinter().doprint(expr)}"
+
+
+class _LawPrinter(sp.printing.str.StrPrinter):
+    def _print_Abs(self, e):
+        return f"abs({self._print(e.args[0])})"
+
+    def _print_Min(self, e):
+        return "min(" + ", ".join(self._print(a) for a in e.args) + ")"
+
+    def _print_Max(self, e):
+        return "max(" + ", ".join(self._print(a) for a in e.args) + ")"
+
+    def _print_Rational(self, e):
+        return f"({e.p}/{e.q})" if e.q != 1 else str(e.p)
+
+    def _print_Float(self, e):
+        return repr(float(e))
+
+    def _print_Exp1(self, e):
+        return "exp(1)"
+
+    def _print_Pi(self, e):
+        return repr(float(sp.pi))
