@@ -20,6 +20,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import sympy as sp
 
+from agent.errors import LawError
+
 MAX_TEXT_CHARS = 4000
 MAX_LINES = 24
 MAX_AST_NODES = 600
@@ -38,10 +40,6 @@ ALLOWED_FUNCTIONS: dict[str, tuple[object, int, int]] = {
 }
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
-
-
-class LawError(ValueError):
-    """A law was rejected; ``str(err)`` names the reason."""
 
 
 def _min(*args):

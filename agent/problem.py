@@ -7,11 +7,9 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from agent.errors import DataError
+
 DEFAULT_GROUP = "all_data"
-
-
-class DataError(ValueError):
-    """The data cannot be used as given; ``str(err)`` names the problem."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,58 @@
+"""The proposer plug-in interface (Optuna's samplers are the model)."""
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from agent.problem import Problem
+from agent.search.records import Candidate, Proposal
+
+
+class ProposerUnavailable(RuntimeError):
+    """The proposer cannot answer now (endpoint down); the search falls back."""
+
+
+class BudgetExhausted(RuntimeError):
+    """A budget of the proposer (calls, tokens, cost) is spent; the run stops cleanly."""
+
+
+@dataclass(frozen=True)
+class ProposalContext:
+    """What a proposer may look at.  ``summary`` is a JSON-able data summary."""
+
+    problem: Problem
+    summary: dict[str, Any]
+    parents: Sequence[Candidate]
+    inspirations: Sequence[Candidate] = ()
+    rejections: Sequence[tuple[tuple[str, ...], str]] = ()  # (lines, reason), most recent last
+    generation: int = 0
+    best: Candidate | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Proposer(abc.ABC):
+    """Suggests law forms.  Must be deterministic given ``rng`` (LLMs excepted)."""
+
+    name: str = "proposer"
+
+    @abc.abstractmethod
+    def propose(self, context: ProposalContext, n: int, rng: np.random.Generator) -> list[Proposal]:
+        """Return up to ``n`` proposals.  May raise ProposerUnavailable or BudgetExhausted."""
+
+    def state_dict(self) -> dict[str, Any]:
+        """JSON-able state for checkpoints (counters, budgets used)."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` returned."""
+
+    def usage(self) -> dict[str, Any]:
+        """Counters to report on the run (calls, tokens, cost, accepted, rejected)."""
+        return {}
+
+    def drain_events(self) -> list[dict[str, Any]]:
+        """Events since the last call (warnings, LLM call records); each a JSON-able dict."""
+        return []
