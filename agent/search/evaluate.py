@@ -1,0 +1,136 @@
+"""Evaluate one candidate law: parse, fit on each fold, score extrapolation, check plausibility.
+
+Selection score (higher is better), in decades of normalized error::
+
+    score = - mean over folds of log10(clip(NMSE, 1e-8, 2))
+            - complexity_weight * complexity
+            - implausible_penalty * implausibility
+
+Log NMSE separates good laws where R² does not (0.9997 and 0.995 differ by
+1.2 decades, not by 0.005), so a complexity penalty can be calibrated against
+it; clipping at NMSE 2 mirrors the benchmark's floor of R² at -1.
+
+Plausibility probes push the fitted law beyond the training range along the
+axis (2x and 4x the largest axis level of each group).  A law whose
+predictions there are non-finite, leave the observed target range by more than
+its span, or turn around where the data are monotone along the axis, is
+penalised: validation tails are short, and such laws are the ones that
+extrapolate badly further out.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from agent.errors import FitError, LawError
+from agent.expressions import parse_law
+from agent.fitting import FitOptions, fit_law, predict
+from agent.problem import Problem, Table
+from agent.scoring import floored, score
+from agent.splits import Fold
+
+SEARCH_FIT = FitOptions(starts=16, local=2, max_nfev=150, time_limit=8.0)
+
+
+@dataclass(frozen=True)
+class Selection:
+    complexity_weight: float = 0.004
+    implausible_penalty: float = 0.5
+    fold_weights: str = "uniform"   # or "near": heavier weight on the nearest tail
+
+
+@dataclass
+class EvaluationContext:
+    """Everything a worker process needs; pickled once per pool."""
+
+    problem: Problem
+    table: Table
+    folds: list[Fold]
+    probes: Table | None = None          # extrapolated points (no targets)
+    monotone: dict = field(default_factory=dict)  # target index -> +1/-1 trend along the axis
+    fit_options: FitOptions = SEARCH_FIT
+    selection: Selection = Selection()
+
+
+def evaluate_lines(lines, ctx: EvaluationContext, seed: int) -> dict:
+    """Candidate fields for one proposal; never raises for a bad law."""
+    t0 = time.perf_counter()
+    out: dict = {"status": "rejected", "reason": None, "score": float("-inf")}
+    try:
+        law = parse_law(lines, ctx.problem.inputs, ctx.problem.targets,
+                        max_constants=ctx.problem.max_constants)
+    except LawError as exc:
+        out["reason"] = f"parse: {exc}"
+        return _done(out, t0)
+    out.update(lines=law.lines, canonical=law.canonical, n_constants=law.n_constants,
+               complexity=law.complexity)
+    try:
+        fold_r2, fold_nmse, first_fit = [], [], None
+        for k, fold in enumerate(ctx.folds):
+            fitted = fit_law(law, ctx.table.take(fold.fit), seed=seed + 7919 * k, options=ctx.fit_options)
+            val = ctx.table.take(fold.validate)
+            pred = predict(law, val, fitted.constants, val.groups)
+            s = score(val.y, pred)
+            fold_r2.append(s.r2)
+            fold_nmse.append(s.nmse)
+            if first_fit is None:
+                first_fit, first_scores = fitted, s
+    except FitError as exc:
+        out["reason"] = f"fit: {exc}"
+        return _done(out, t0)
+    if not np.isfinite(fold_r2[0]):
+        out["reason"] = "non-finite predictions on validation"
+        return _done(out, t0)
+    penalty, notes = _implausibility(law, first_fit.constants, ctx)
+    sel = ctx.selection
+    weights = np.ones(len(fold_r2)) if sel.fold_weights == "uniform" else 1.0 / (1 + np.arange(len(fold_r2)))
+    agg = float(np.average([floored(r) for r in fold_r2], weights=weights))
+    decades = float(np.average([np.log10(np.clip(v, 1e-8, 2.0)) for v in fold_nmse], weights=weights))
+    out.update(
+        status="ok",
+        constants=first_fit.constants,
+        fit={"loss": first_fit.loss},
+        validation={"r2": first_scores.r2, "nmse": first_scores.nmse, "nmae": first_scores.nmae,
+                    "fold_r2": [float(r) for r in fold_r2], "mean_fold_r2": agg,
+                    "implausibility": penalty},
+        score=-decades - sel.complexity_weight * law.complexity - sel.implausible_penalty * penalty,
+    )
+    if notes:
+        out["meta"] = {"plausibility": notes}
+    return _done(out, t0)
+
+
+def _done(out: dict, t0: float) -> dict:
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+def _implausibility(law, constants, ctx: EvaluationContext) -> tuple[float, list[str]]:
+    """0 for a plausible extrapolation, up to 1 (one point per failed check)."""
+    probes = ctx.probes
+    if probes is None or len(probes) == 0:
+        return 0.0, []
+    try:
+        pred = predict(law, probes, constants, probes.groups)
+    except FitError:
+        return 1.0, ["probe groups without constants"]
+    notes, penalty = [], 0.0
+    if not np.all(np.isfinite(pred)):
+        return 1.0, ["non-finite predictions beyond the training range"]
+    y = ctx.table.y
+    lo, hi = y.min(axis=0), y.max(axis=0)
+    span = np.where(hi > lo, hi - lo, np.abs(hi) + 1e-12)
+    if np.any(pred < lo - span) or np.any(pred > hi + span):
+        penalty += 0.5
+        notes.append("predictions far outside the observed target range")
+    # probes come in triples per group: (last level, 2x, 4x); trends must continue
+    for j, direction in ctx.monotone.items():
+        p = pred[:, j].reshape(-1, 3)
+        steps = np.diff(p, axis=1) * direction
+        if np.any(steps < -1e-9 * (np.abs(p[:, :1]) + 1)):
+            penalty += 0.5
+            notes.append(f"target {law.targets[j]} turns around beyond the training range")
+            break
+    return min(penalty, 1.0), notes

@@ -1,0 +1,70 @@
+"""The chosen law refitted on all training rows, and its one-time test report."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from agent.expressions import parse_law
+from agent.fitting import FitOptions, fit_law, predict
+from agent.problem import Problem, Table, make_table
+from agent.scoring import score
+from agent.search.records import Candidate
+
+
+@dataclass(frozen=True)
+class FinalLaw:
+    lines: tuple[str, ...]
+    inputs: tuple[str, ...]
+    targets: tuple[str, ...]
+    constants: dict[str, dict[str, float]]
+    validation: dict
+    candidate_id: int | None = None
+    n_constants: int = 0
+    complexity: int = 0
+    latex: str = ""
+    train: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["law"] = list(d.pop("lines"))
+        d["inputs"], d["targets"] = list(self.inputs), list(self.targets)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "FinalLaw":
+        d = dict(d)
+        lines = tuple(d.pop("law", None) or d.pop("lines"))
+        d.pop("test", None)
+        d.pop("human", None)
+        return cls(lines=lines, inputs=tuple(d.pop("inputs")), targets=tuple(d.pop("targets")), **d)
+
+    def law(self):
+        return parse_law(self.lines, self.inputs, self.targets)
+
+    def predict(self, df: pd.DataFrame, group: str | None = None) -> np.ndarray:
+        problem = Problem(self.inputs, self.targets, group=group)
+        table = make_table(df, problem, require_targets=False)
+        if group is None and len(self.constants) == 1:
+            groups = np.full(len(table), next(iter(self.constants)), dtype=object)
+        else:
+            groups = table.groups
+        return predict(self.law(), table, self.constants, groups)
+
+
+def refit_final(best: Candidate, problem: Problem, table: Table, options: FitOptions, seed: int) -> FinalLaw:
+    law = parse_law(best.lines, problem.inputs, problem.targets)
+    fitted = fit_law(law, table, seed=seed, options=options)
+    train = score(table.y, predict(law, table, fitted.constants, table.groups))
+    return FinalLaw(lines=law.lines, inputs=problem.inputs, targets=problem.targets,
+                    constants=fitted.constants, validation=dict(best.validation), candidate_id=best.id,
+                    n_constants=law.n_constants, complexity=law.complexity, latex=law.latex(),
+                    train=train.to_dict())
+
+
+def report_on_test(final: FinalLaw, problem: Problem, test_df: pd.DataFrame) -> dict:
+    """Score on the test split: call once, at the end, for reporting."""
+    table = make_table(test_df, problem)
+    pred = predict(final.law(), table, final.constants, table.groups)
+    return score(table.y, pred).to_dict()

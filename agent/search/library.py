@@ -1,0 +1,205 @@
+"""The generic seed library: classic scaling-law shapes over whatever inputs a dataset has.
+
+Nothing here knows a task.  Inputs that span decades (``scale_like``) enter
+through powers and logs of the input divided by a round reference value
+(which keeps constants near 1 and fits well conditioned); other inputs enter
+linearly, through exponentials and polynomials.  Multi-target problems get the
+same shape for every target with separate constants.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Callable, Iterable
+
+from agent.problem import Problem
+
+
+class Names:
+    """Fresh constant names with a per-target suffix."""
+
+    def __init__(self, suffix: str = ""):
+        self.suffix, self.counts = suffix, {}
+
+    def __call__(self, stem: str) -> str:
+        k = self.counts.get(stem, 0)
+        self.counts[stem] = k + 1
+        return f"{stem}{k}{self.suffix}"
+
+
+def scaled(name: str, info: dict) -> str:
+    ref = info.get("reference", 1.0)
+    return f"({name}/{ref:g})" if ref not in (1, 1.0) else name
+
+
+def log_term(name: str, info: dict) -> str:
+    return f"log({scaled(name, info)})"
+
+
+def power_term(name: str, info: dict, exponent: str) -> str:
+    return f"{scaled(name, info)}**(-{exponent})"
+
+
+# Each shape: (label, builder(scale_inputs, linear_inputs, summary, names) -> expression or None)
+Shape = Callable[[list, list, dict, Names], "str | None"]
+
+
+def _additive_power(S, L, inf, n):
+    terms = [f"{n('c')}*{power_term(x, inf[x], n('a'))}" for x in S] + [f"{n('b')}*{x}" for x in L]
+    return f"{n('c')} + " + " + ".join(terms) if terms else None
+
+
+def _multiplicative_power(S, L, inf, n):
+    if not S:
+        return None
+    prod = "*".join(power_term(x, inf[x], n("a")) for x in S)
+    lin = "".join(f"*exp({n('b')}*{x})" for x in L)
+    return f"{n('c')} + {n('c')}*{prod}{lin}"
+
+
+def _pure_power(S, L, inf, n):
+    if not S:
+        return None
+    return f"{n('c')}*" + "*".join(power_term(x, inf[x], n("a")) for x in S) + "".join(
+        f"*exp({n('b')}*{x})" for x in L)
+
+
+def _log_linear(S, L, inf, n):
+    terms = [f"{n('b')}*{log_term(x, inf[x])}" for x in S] + [f"{n('b')}*{x}" for x in L]
+    return f"{n('c')} + " + " + ".join(terms) if terms else None
+
+
+def _log_quadratic(S, L, inf, n, interactions=False):
+    u = [log_term(x, inf[x]) for x in S] + list(L)
+    if not u:
+        return None
+    terms = [f"{n('b')}*{t}" for t in u] + [f"{n('q')}*{t}**2" for t in u]
+    if interactions:
+        terms += [f"{n('q')}*{a}*{b}" for a, b in itertools.combinations(u, 2)]
+    return f"{n('c')} + " + " + ".join(terms)
+
+
+def _exp_log_linear(S, L, inf, n):
+    terms = [f"{n('b')}*{log_term(x, inf[x])}" for x in S] + [f"{n('b')}*{x}" for x in L]
+    return f"exp({n('c')} + " + " + ".join(terms) + ")" if terms else None
+
+
+def _offset_exp_linear(S, L, inf, n):
+    terms = [f"{n('b')}*{log_term(x, inf[x])}" for x in S] + [f"{n('b')}*{x}" for x in L]
+    return f"{n('c')} + {n('c')}*exp(" + " + ".join(terms) + ")" if terms else None
+
+
+def _polynomial(S, L, inf, n, degree=3):
+    if len(S) + len(L) != 1:
+        return None
+    x = log_term(S[0], inf[S[0]]) if S else L[0]
+    return f"{n('c')} + " + " + ".join(f"{n('p')}*{x}**{k}" if k > 1 else f"{n('p')}*{x}"
+                                       for k in range(1, degree + 1))
+
+
+def _tanh_step(S, L, inf, n):
+    if len(S) + len(L) != 1:
+        return None
+    x = log_term(S[0], inf[S[0]]) if S else L[0]
+    return f"{n('c')} + {n('c')}*tanh({n('k')}*({x} - {n('m')}))"
+
+
+def _rest_additive(rest_S, rest_L, inf, n):
+    return "".join(f" + {n('c')}*{power_term(x, inf[x], n('a'))}" for x in rest_S) + "".join(
+        f" + {n('b')}*{x}" for x in rest_L)
+
+
+def _with_first_scale(fn):
+    """Apply a one-input saturating shape to the first scale input; the others add power terms."""
+    def build(S, L, inf, n):
+        if not S:
+            return None
+        return fn(S[0], inf[S[0]], n) + _rest_additive(S[1:], L, inf, n)
+    return build
+
+
+def _rational(x, info, n):
+    return f"{n('c')} + {n('c')}/({scaled(x, info)}**{n('a')} + {n('k')})"
+
+
+def _shifted_power(x, info, n):
+    return f"{n('c')} + {n('c')}*({scaled(x, info)} + {n('k')})**(-{n('a')})"
+
+
+def _broken_power(x, info, n):
+    s = scaled(x, info)
+    return f"{n('c')} + {n('c')}*{s}**(-{n('a')})*(1 + {s}/{n('k')})**(-{n('a')})"
+
+
+def _exp_decay(x, info, n):
+    return f"{n('c')} + {n('c')}*exp(-{n('k')}*{scaled(x, info)}**{n('a')})"
+
+
+def _interacting_exponent(S, L, inf, n):
+    if len(S) < 2:
+        return None
+    a, b = S[0], S[1]
+    head = f"{n('c')} + {n('c')}*{scaled(a, inf[a])}**(-({n('a')} + {n('g')}*{log_term(b, inf[b])}))"
+    return head + _rest_additive(S[1:], L, inf, n)
+
+
+def _additive_with_cross(S, L, inf, n):
+    if len(S) < 2:
+        return None
+    base = _additive_power(S, L, inf, n)
+    a, b = S[0], S[1]
+    return base + f" + {n('c')}*{power_term(a, inf[a], n('a'))}*{power_term(b, inf[b], n('a'))}"
+
+
+SHAPES: dict[str, Shape] = {
+    "additive_power": _additive_power,
+    "multiplicative_power": _multiplicative_power,
+    "pure_power": _pure_power,
+    "log_linear": _log_linear,
+    "log_quadratic": _log_quadratic,
+    "log_quadratic_interactions": lambda S, L, i, n: _log_quadratic(S, L, i, n, interactions=True),
+    "exp_log_linear": _exp_log_linear,
+    "offset_exp_linear": _offset_exp_linear,
+    "polynomial2": lambda S, L, i, n: _polynomial(S, L, i, n, 2),
+    "polynomial3": _polynomial,
+    "tanh_step": _tanh_step,
+    "rational": _with_first_scale(_rational),
+    "shifted_power": _with_first_scale(_shifted_power),
+    "broken_power": _with_first_scale(_broken_power),
+    "exp_decay": _with_first_scale(_exp_decay),
+    "interacting_exponent": _interacting_exponent,
+    "additive_with_cross": _additive_with_cross,
+}
+
+
+def input_subsets(inputs: list[str], max_subsets: int = 8) -> Iterable[list[str]]:
+    """All inputs first, then each single input, then pairs (bounded)."""
+    yield list(inputs)
+    if len(inputs) > 1:
+        for x in inputs:
+            yield [x]
+    if len(inputs) > 2:
+        for pair in itertools.islice(itertools.combinations(inputs, 2), max_subsets):
+            yield list(pair)
+
+
+def seed_laws(problem: Problem, summary: dict) -> list[tuple[str, tuple[str, ...]]]:
+    """(shape label, law lines) for every shape and input subset that fits the cap."""
+    info = summary["inputs"]
+    seen, out = set(), []
+    for subset in input_subsets(list(problem.inputs)):
+        S = [x for x in subset if info[x]["scale_like"]]
+        L = [x for x in subset if not info[x]["scale_like"]]
+        for label, shape in SHAPES.items():
+            lines = []
+            for j, target in enumerate(problem.targets):
+                suffix = f"_{j + 1}" if len(problem.targets) > 1 else ""
+                expr = shape(S, L, info, Names(suffix))
+                if expr is None:
+                    break
+                lines.append(f"{target} = {expr}")
+            else:
+                key = tuple(lines)
+                if key not in seen:
+                    seen.add(key)
+                    out.append((f"{label}[{','.join(subset)}]", key))
+    return out

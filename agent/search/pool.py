@@ -1,0 +1,47 @@
+"""Candidate evaluation inline or on a process pool (the context is sent once per worker)."""
+from __future__ import annotations
+
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+
+from agent.search.evaluate import EvaluationContext, evaluate_lines
+
+_CTX: EvaluationContext | None = None
+
+
+def _init(ctx: EvaluationContext) -> None:
+    global _CTX
+    _CTX = ctx
+
+
+def _work(args):
+    lines, seed = args
+    return evaluate_lines(lines, _CTX, seed)
+
+
+class Evaluator:
+    """Maps proposals to result dicts in order; deterministic whatever the worker count."""
+
+    def __init__(self, ctx: EvaluationContext, workers: int = 1):
+        self.ctx, self.workers = ctx, max(1, int(workers))
+        self._pool: ProcessPoolExecutor | None = None
+
+    def map(self, lines_list, seeds) -> list[dict]:
+        if self.workers == 1 or len(lines_list) <= 1:
+            return [evaluate_lines(lines, self.ctx, seed) for lines, seed in zip(lines_list, seeds)]
+        if self._pool is None:
+            # spawn, not fork: the service runs searches from threads, and fork + threads can deadlock
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=_init, initargs=(self.ctx,))
+        return list(self._pool.map(_work, list(zip(lines_list, seeds)), chunksize=1))
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass

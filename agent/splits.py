@@ -1,0 +1,102 @@
+"""Fit / validate splits carved from the training rows.  The test split never enters here.
+
+Along an extrapolation axis, validation is the tail: the rows furthest along the
+axis, per group, as whole axis levels (ties stay together).  Selection uses
+several nested folds (rolling origin): fold k fits on everything below cut k
+and validates on the rows from cut k up.  A law that extrapolates well from
+every origin is preferred over one that happens to fit the last tail.
+
+Without an axis (mixtures and similar designs), validation is k-fold over the
+distinct input settings: the same setting in different groups lands in the same
+fold, so a fold really holds out unseen settings.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Fold:
+    fit: np.ndarray       # row indices
+    validate: np.ndarray  # row indices
+
+
+def tail_folds(axis: np.ndarray, groups: np.ndarray, *, n_folds: int = 3,
+               tail_fraction: float = 0.2, min_fit: int = 3) -> list[Fold]:
+    """Rolling-origin folds along ``axis``; the last fold has the smallest tail.
+
+    Fold 0 validates on the last ``tail_fraction`` of each group's axis levels;
+    fold k on the last ``tail_fraction * (k + 1)``.  Returned nearest-tail first.
+    """
+    axis = np.asarray(axis, dtype=float)
+    groups = np.asarray(groups, dtype=object)
+    folds = []
+    for k in range(n_folds):
+        frac = tail_fraction * (k + 1)
+        fit_rows, val_rows = [], []
+        for g in dict.fromkeys(groups.tolist()):
+            rows = np.flatnonzero(groups == g)
+            cut = _cut_level(axis[rows], frac, min_fit)
+            if cut is None:
+                fit_rows.append(rows)
+                continue
+            fit_rows.append(rows[axis[rows] < cut])
+            val_rows.append(rows[axis[rows] >= cut])
+        fit = np.sort(np.concatenate(fit_rows)) if fit_rows else np.array([], int)
+        val = np.sort(np.concatenate(val_rows)) if val_rows else np.array([], int)
+        if len(val) and len(fit):
+            folds.append(Fold(fit, val))
+    return _dedupe(folds)
+
+
+def _cut_level(values: np.ndarray, frac: float, min_fit: int, min_fit_levels: int = 2) -> float | None:
+    """The smallest axis level that belongs to the tail (whole levels only).
+
+    The fit part keeps at least ``min_fit_levels`` levels: with a single level
+    the law's dependence on the axis cannot be fitted at all, and such a fold
+    would punish exactly the laws that model the axis.
+    """
+    levels = np.unique(values)
+    if len(levels) < min_fit_levels + 1:
+        return None
+    n_tail_levels = max(1, int(round(len(levels) * frac)))
+    n_tail_levels = min(n_tail_levels, len(levels) - min_fit_levels)
+    cut = levels[-n_tail_levels]
+    if np.sum(values < cut) < min_fit:
+        return None
+    return float(cut)
+
+
+def kfold_by_setting(X: dict[str, np.ndarray], inputs, *, n_folds: int = 5, seed: int = 0) -> list[Fold]:
+    """K-fold over distinct input settings (shared across groups)."""
+    keys = np.array([hash(tuple(np.round(X[c][i], 12) for c in inputs)) for i in range(len(X[inputs[0]]))])
+    unique = np.unique(keys)
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(unique))
+    n_folds = max(2, min(n_folds, len(unique)))
+    assignment = dict(zip(unique[order], np.arange(len(unique)) % n_folds))
+    fold_of_row = np.array([assignment[k] for k in keys])
+    return [Fold(np.flatnonzero(fold_of_row != f), np.flatnonzero(fold_of_row == f)) for f in range(n_folds)]
+
+
+def make_folds(axis: np.ndarray | None, groups: np.ndarray, X, inputs, *, seed: int = 0,
+               n_folds: int = 3) -> list[Fold]:
+    """The folds a search validates on: rolling-origin tails, or k-fold without an axis."""
+    if axis is None:
+        return kfold_by_setting(X, inputs, n_folds=max(n_folds, 5), seed=seed)
+    folds = tail_folds(axis, groups, n_folds=n_folds)
+    if not folds:
+        return kfold_by_setting(X, inputs, n_folds=5, seed=seed)
+    return folds
+
+
+def _dedupe(folds: list[Fold]) -> list[Fold]:
+    seen, out = set(), []
+    for f in folds:
+        key = f.validate.tobytes()
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out

@@ -1,0 +1,160 @@
+"""The storage interface, in domain verbs (Optuna's ``BaseStorage`` is the model).
+
+Every method is one transaction and returns frozen records (``records.py``),
+never ORM objects.  Writes that belong together (a generation's candidates and
+the checkpoint that includes them) are a single call, so a killed worker
+leaves either both or neither.
+"""
+from __future__ import annotations
+
+import abc
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+from agent.search.records import Candidate
+from agent.storage.records import (
+    Checkpoint, DatasetRecord, Page, RunEvent, RunRecord, RunState, TaskSpecRecord,
+)
+
+CANDIDATE_ORDERS = ("score", "r2", "id", "generation", "n_constants", "complexity", "seconds")
+
+
+class BaseStorage(abc.ABC):
+    # -- datasets ---------------------------------------------------------------------------
+    @abc.abstractmethod
+    def create_dataset(self, rows: pd.DataFrame, *, name: str = "", description: str = "",
+                       source: str | None = None) -> DatasetRecord:
+        """Store a new dataset with its first batch of rows (validated; DataError names a problem)."""
+
+    @abc.abstractmethod
+    def append_rows(self, dataset_id: int, rows: pd.DataFrame) -> DatasetRecord:
+        """Add a batch of rows with the dataset's columns."""
+
+    @abc.abstractmethod
+    def get_dataset(self, dataset_id: int) -> DatasetRecord:
+        """Raises NotFoundError."""
+
+    @abc.abstractmethod
+    def list_datasets(self, *, offset: int = 0, limit: int = 50) -> Page[DatasetRecord]:
+        """Newest first."""
+
+    @abc.abstractmethod
+    def delete_dataset(self, dataset_id: int) -> None:
+        """Delete the dataset with its runs; ConflictError while one of its runs is active."""
+
+    @abc.abstractmethod
+    def load_rows(self, dataset_id: int) -> pd.DataFrame:
+        """All rows in insertion order."""
+
+    # -- task specs ---------------------------------------------------------------------------
+    @abc.abstractmethod
+    def save_task_spec(self, name: str, *, dataset_id: int | None, problem: Mapping[str, Any],
+                       human_law: Mapping[str, Any] | None = None,
+                       split_column: str | None = None) -> TaskSpecRecord:
+        """Create or replace the task spec with this name."""
+
+    @abc.abstractmethod
+    def get_task_spec(self, name: str) -> TaskSpecRecord:
+        """Raises NotFoundError."""
+
+    @abc.abstractmethod
+    def find_task_spec(self, dataset_id: int) -> TaskSpecRecord | None:
+        """The task spec attached to a dataset, if any."""
+
+    @abc.abstractmethod
+    def list_task_specs(self) -> list[TaskSpecRecord]:
+        """By name."""
+
+    # -- runs ---------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def create_run(self, dataset_id: int, spec: Mapping[str, Any]) -> RunRecord:
+        """Queue a run on a dataset."""
+
+    @abc.abstractmethod
+    def get_run(self, run_id: int) -> RunRecord:
+        """Raises NotFoundError."""
+
+    @abc.abstractmethod
+    def list_runs(self, *, dataset_id: int | None = None, state: RunState | None = None,
+                  offset: int = 0, limit: int = 50) -> Page[RunRecord]:
+        """Newest first."""
+
+    @abc.abstractmethod
+    def claim_run(self, worker_id: str, *, stale_after: float) -> RunRecord | None:
+        """Take the oldest queued run, or a running one whose heartbeat is older than
+        ``stale_after`` seconds (its worker died); None when there is nothing to do.
+        At most one worker wins each run."""
+
+    @abc.abstractmethod
+    def heartbeat(self, run_id: int, worker_id: str) -> RunRecord:
+        """Refresh the heartbeat; RunLost when this worker no longer owns the run.
+        The returned record tells the worker whether a cancel was requested."""
+
+    @abc.abstractmethod
+    def save_generation(self, run_id: int, worker_id: str, *, candidates: Sequence[Candidate],
+                        checkpoint: Checkpoint, progress: Mapping[str, Any],
+                        best_score: float | None, events: Sequence[Mapping[str, Any]] = ()) -> None:
+        """Atomically store a generation's candidates, the checkpoint that follows them,
+        progress and events.  RunLost (and nothing written) when the worker lost the run."""
+
+    @abc.abstractmethod
+    def load_checkpoint(self, run_id: int) -> Checkpoint | None:
+        """The last saved checkpoint, None before the first generation."""
+
+    @abc.abstractmethod
+    def finish_run(self, run_id: int, worker_id: str, state: RunState, *,
+                   final: Mapping[str, Any] | None = None, error: str | None = None,
+                   progress: Mapping[str, Any] | None = None,
+                   best_score: float | None = None) -> RunRecord:
+        """Move an owned run to done/failed/cancelled; RunLost when not owned."""
+
+    @abc.abstractmethod
+    def release_run(self, run_id: int, worker_id: str) -> None:
+        """Give an owned run back to the queue (graceful shutdown); it resumes from its checkpoint."""
+
+    @abc.abstractmethod
+    def request_cancel(self, run_id: int) -> RunRecord:
+        """A queued run is cancelled at once; a running one when its worker next checks.
+        ConflictError when the run already finished."""
+
+    # -- candidates ---------------------------------------------------------------------------
+    @abc.abstractmethod
+    def list_candidates(self, run_id: int, *, order_by: str = "score", descending: bool = True,
+                        status: str | None = None, offset: int = 0,
+                        limit: int = 50) -> Page[Candidate]:
+        """A leaderboard; ``order_by`` is one of CANDIDATE_ORDERS; ties broken by id."""
+
+    @abc.abstractmethod
+    def get_candidates(self, run_id: int, ids: Sequence[int]) -> list[Candidate]:
+        """The candidates with these ids (missing ids are skipped)."""
+
+    @abc.abstractmethod
+    def best_run(self, dataset_id: int) -> RunRecord | None:
+        """The finished (done) run with the highest best score on a dataset."""
+
+    # -- events -------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def add_events(self, run_id: int, events: Sequence[Mapping[str, Any]]) -> None:
+        """Append events (JSON-able dicts; ``kind`` names the type)."""
+
+    @abc.abstractmethod
+    def list_events(self, run_id: int, *, after_id: int = 0, limit: int = 100) -> list[RunEvent]:
+        """Events in order, after the given event id."""
+
+    # -- conveniences built on the verbs ----------------------------------------------------
+    def get_candidate(self, run_id: int, candidate_id: int) -> Candidate:
+        from agent.storage.errors import NotFoundError
+
+        found = self.get_candidates(run_id, [candidate_id])
+        if not found:
+            self.get_run(run_id)  # names the run when it is the run that is missing
+            raise NotFoundError(f"run {run_id} has no candidate {candidate_id}")
+        return found[0]
+
+    def best_candidate(self, run_id: int) -> Candidate | None:
+        page = self.list_candidates(run_id, order_by="score", status="ok", limit=1)
+        return page.items[0] if page.items else None
+
+    def close(self) -> None:
+        """Release connections."""

@@ -1,0 +1,118 @@
+"""Frozen records that storage hands out: plain data, never ORM objects.
+
+Datetimes are timezone-aware UTC.  ``dict`` fields are JSON-able copies.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class RunState(str, enum.Enum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def finished(self) -> bool:
+        return self in (RunState.DONE, RunState.FAILED, RunState.CANCELLED)
+
+
+@dataclass(frozen=True)
+class ColumnInfo:
+    """One dataset column: numeric columns carry their range, text columns their distinct values."""
+
+    name: str
+    kind: str  # "number" | "text"
+    min: float | None = None
+    max: float | None = None
+    n_distinct: int | None = None  # text columns only
+    values: tuple[str, ...] = ()  # text columns: the first distinct values, capped
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "min": self.min, "max": self.max,
+                "n_distinct": self.n_distinct, "values": list(self.values)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ColumnInfo":
+        return cls(name=d["name"], kind=d["kind"], min=d.get("min"), max=d.get("max"),
+                   n_distinct=d.get("n_distinct"), values=tuple(d.get("values") or ()))
+
+
+@dataclass(frozen=True)
+class DatasetRecord:
+    id: int
+    name: str
+    description: str
+    source: str | None  # e.g. "sldbench:sft_scaling_law" for an imported task
+    n_rows: int
+    n_batches: int
+    columns: tuple[ColumnInfo, ...]
+    created_at: datetime
+    updated_at: datetime
+
+    def column(self, name: str) -> ColumnInfo | None:
+        return next((c for c in self.columns if c.name == name), None)
+
+
+@dataclass(frozen=True)
+class TaskSpecRecord:
+    """A named problem on a dataset, with the literature's law when there is one."""
+
+    name: str
+    dataset_id: int | None
+    problem: dict[str, Any]  # agent.problem.Problem.to_dict()
+    human_law: dict[str, Any] | None  # {"lines": [...], "constants": {group: {name: value}}, ...}
+    split_column: str | None  # rows whose value here is "test" are held out
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    id: int
+    dataset_id: int
+    state: RunState
+    spec: dict[str, Any]
+    progress: dict[str, Any]
+    best_score: float | None
+    generation: int
+    cancel_requested: bool
+    worker_id: str | None
+    heartbeat_at: datetime | None
+    attempts: int  # how many times a worker claimed it (> 1 after a resume)
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    error: str | None
+    final: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    id: int
+    run_id: int
+    kind: str
+    payload: dict[str, Any]
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    items: tuple[T, ...]
+    total: int
+    offset: int
+    limit: int
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    run_id: int
+    generation: int
+    state: dict[str, Any] = field(repr=False)
+    updated_at: datetime | None = None
