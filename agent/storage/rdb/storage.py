@@ -222,8 +222,9 @@ class RDBStorage(BaseStorage):
         t = cv.now()
         try:
             with self._write() as s:
-                self._touch_owned(s, run_id, worker_id, progress=cv.jsonable(dict(progress)),
-                                  best_score=cv.finite_or_none(best_score), generation=checkpoint.generation)
+                self._touch_owned(s, run_id, worker_id, {
+                    "progress": cv.jsonable(dict(progress)), "best_score": cv.finite_or_none(best_score),
+                    "generation": checkpoint.generation})
                 if candidates:
                     s.execute(insert(m.CandidateRow), [cv.candidate_row(run_id, c) for c in candidates])
                 row = s.get(m.CheckpointRow, run_id)
@@ -257,13 +258,14 @@ class RDBStorage(BaseStorage):
         if best_score is not None:
             values["best_score"] = cv.finite_or_none(best_score)
         with self._write() as s:
-            self._touch_owned(s, run_id, worker_id, **values)
+            self._touch_owned(s, run_id, worker_id, values)
             self._insert_events(s, run_id, [{"kind": state.value, **({"error": error} if error else {})}], cv.now())
             return cv.run_record(self._run_row(s, run_id))
 
     def release_run(self, run_id, worker_id) -> None:
         with self._write() as s:
-            self._touch_owned(s, run_id, worker_id, state=RunState.QUEUED.value, worker_id=None, heartbeat_at=None)
+            self._touch_owned(s, run_id, worker_id, values={"state": RunState.QUEUED.value, "worker_id": None,
+                                                            "heartbeat_at": None})
             self._insert_events(s, run_id, [{"kind": "released", "worker_id": worker_id}], cv.now())
 
     def request_cancel(self, run_id) -> RunRecord:
@@ -278,10 +280,10 @@ class RDBStorage(BaseStorage):
             s.flush()
             return cv.run_record(run)
 
-    def _touch_owned(self, s: Session, run_id: int, worker_id: str, **values: Any) -> None:
+    def _touch_owned(self, s: Session, run_id: int, worker_id: str, values: Mapping[str, Any] = ()) -> None:
         done = s.execute(update(m.RunRow).where(
             m.RunRow.id == run_id, m.RunRow.worker_id == worker_id, m.RunRow.state == RunState.RUNNING.value,
-        ).values({"heartbeat_at": cv.now(), **values}).execution_options(synchronize_session=False))
+        ).values({"heartbeat_at": cv.now(), **dict(values)}).execution_options(synchronize_session=False))
         if done.rowcount != 1:
             run = self._run_row(s, run_id)
             raise RunLost(f"run {run_id} is {run.state} and owned by {run.worker_id or 'nobody'}, not {worker_id}")

@@ -1,0 +1,123 @@
+"""Datasets: rows in, the same rows out; summaries; one transaction per write."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from agent.errors import DataError
+from agent.storage import ConflictError, NotFoundError
+
+
+def frame(n=6, offset=0.0):
+    return pd.DataFrame({
+        "N": np.arange(1, n + 1) * 1e6 + offset,
+        "group": ["a", "b"] * (n // 2),
+        "loss": np.linspace(3.0, 2.0, n),
+    })
+
+
+def test_created_dataset_returns_its_rows_and_column_summaries(storage):
+    ds = storage.create_dataset(frame(), name="toy", description="two groups")
+    assert (ds.name, ds.description, ds.n_rows, ds.n_batches) == ("toy", "two groups", 6, 1)
+    assert ds.column("N").kind == "number" and ds.column("N").min == 1e6 and ds.column("N").max == 6e6
+    assert ds.column("group").kind == "text" and ds.column("group").values == ("a", "b")
+    assert ds.column("group").n_distinct == 2
+    rows = storage.load_rows(ds.id)
+    pd.testing.assert_frame_equal(rows, frame(), check_dtype=False)
+    assert storage.get_dataset(ds.id) == ds
+
+
+def test_appended_rows_follow_the_first_batch_and_widen_the_ranges(storage):
+    ds = storage.create_dataset(frame())
+    extra = frame(4, offset=1e9).assign(group=["c", "a", "c", "a"])
+    after = storage.append_rows(ds.id, extra[["loss", "N", "group"]])  # column order may differ
+    assert (after.n_rows, after.n_batches) == (10, 2)
+    assert after.column("N").max == 4e6 + 1e9
+    assert after.column("group").values == ("a", "b", "c")
+    rows = storage.load_rows(ds.id)
+    assert list(rows.columns) == ["N", "group", "loss"]
+    assert rows["N"].tolist() == frame()["N"].tolist() + extra["N"].tolist()
+
+
+@pytest.mark.parametrize("bad, message", [
+    (frame().drop(columns="loss"), "missing column(s) loss"),
+    (frame().assign(extra=1.0), "unknown column(s) extra"),
+    (frame().assign(group=np.arange(6.0)), "'group' is text in the dataset but number"),
+])
+def test_appending_rows_that_do_not_match_is_refused_and_stores_nothing(storage, bad, message):
+    ds = storage.create_dataset(frame())
+    with pytest.raises(DataError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        storage.append_rows(ds.id, bad)
+    after = storage.get_dataset(ds.id)
+    assert (after.n_rows, after.n_batches) == (6, 1)
+    assert len(storage.load_rows(ds.id)) == 6
+
+
+def test_invalid_rows_never_create_a_dataset(storage):
+    with pytest.raises(DataError, match="'loss' has 1 missing or NaN"):
+        storage.create_dataset(frame().assign(loss=[1.0, np.nan, 2, 3, 4, 5]))
+    assert storage.list_datasets().total == 0
+
+
+def test_a_hundred_thousand_rows_are_one_compact_batch(storage):
+    rng = np.random.default_rng(0)
+    big = pd.DataFrame({"N": rng.uniform(1e6, 1e9, 100_000), "D": rng.uniform(1e8, 1e11, 100_000),
+                        "group": rng.choice(["x", "y", "z"], 100_000), "loss": rng.uniform(2, 4, 100_000)})
+    ds = storage.create_dataset(big)
+    assert (ds.n_rows, ds.n_batches) == (100_000, 1)
+    rows = storage.load_rows(ds.id)
+    np.testing.assert_array_equal(rows["D"].to_numpy(), big["D"].to_numpy())
+    assert rows["group"].tolist()[:5] == big["group"].tolist()[:5]
+
+
+def test_datasets_are_listed_newest_first_with_paging(storage):
+    ids = [storage.create_dataset(frame(), name=f"d{i}").id for i in range(5)]
+    page = storage.list_datasets(offset=1, limit=2)
+    assert page.total == 5 and (page.offset, page.limit) == (1, 2)
+    assert [d.id for d in page.items] == [ids[3], ids[2]]
+
+
+def test_deleting_a_dataset_removes_its_runs_and_frees_its_task(storage):
+    ds = storage.create_dataset(frame())
+    storage.save_task_spec("toy", dataset_id=ds.id, problem={"inputs": ["N"], "targets": ["loss"]})
+    run = storage.create_run(ds.id, {"budget": 3})
+    storage.request_cancel(run.id)
+    storage.delete_dataset(ds.id)
+    with pytest.raises(NotFoundError, match=f"dataset {ds.id} not found"):
+        storage.get_dataset(ds.id)
+    with pytest.raises(NotFoundError, match=f"run {run.id} not found"):
+        storage.get_run(run.id)
+    assert storage.get_task_spec("toy").dataset_id is None
+
+
+def test_a_dataset_with_an_active_run_cannot_be_deleted(storage):
+    ds = storage.create_dataset(frame())
+    storage.create_run(ds.id, {})
+    with pytest.raises(ConflictError, match="1 queued or running run"):
+        storage.delete_dataset(ds.id)
+    assert storage.get_dataset(ds.id).id == ds.id
+
+
+def test_unknown_dataset_ids_are_named(storage):
+    for call in (storage.get_dataset, storage.load_rows, storage.delete_dataset):
+        with pytest.raises(NotFoundError, match="dataset 404 not found"):
+            call(404)
+    with pytest.raises(NotFoundError, match="dataset 404 not found"):
+        storage.append_rows(404, frame())
+    with pytest.raises(NotFoundError, match="dataset 404 not found"):
+        storage.create_run(404, {})
+
+
+def test_task_specs_are_saved_replaced_and_found_by_dataset(storage):
+    ds = storage.create_dataset(frame())
+    problem = {"inputs": ["N"], "targets": ["loss"], "group": "group"}
+    law = {"lines": ["loss = a * N ** b"], "constants": {"a": {"a": 1.0, "b": -0.1}}}
+    storage.save_task_spec("toy", dataset_id=ds.id, problem=problem, human_law=law, split_column="split")
+    spec = storage.save_task_spec("toy", dataset_id=ds.id, problem={**problem, "max_constants": 3}, human_law=law)
+    assert spec.problem["max_constants"] == 3 and spec.split_column is None
+    assert storage.get_task_spec("toy") == spec
+    assert storage.find_task_spec(ds.id) == spec
+    assert [t.name for t in storage.list_task_specs()] == ["toy"]
+    with pytest.raises(NotFoundError, match="task 'other' not found"):
+        storage.get_task_spec("other")
