@@ -1,0 +1,77 @@
+"""SLDBench evaluation of one law source on one task, and the benchmark summary.
+
+Every evaluator returns one row ``{"task", "r2", "nmse", "nmae", "n_constants",
+"seconds"}`` scored on the task's test split exactly as SLDBench does (all groups
+concatenated).  The CLI (``sld bench``) only loops over tasks and prints, so
+other law sources (a discovered law) plug in as further evaluators.
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Iterable
+
+from agent.errors import DataError
+from agent.fitting import FitOptions, fit_law, predict
+from agent.problem import Table, make_table
+from agent.scoring import benchmark_mean, score
+from tasks import TaskError, TaskSpec, load_split
+
+CONSTANT_MODES = ("published", "refit")
+
+
+def load_table(spec: TaskSpec, split: str) -> Table:
+    """A split as validated arrays; data problems name the task and split."""
+    df = load_split(spec.name, split)
+    try:
+        return make_table(df, spec.problem())
+    except DataError as exc:
+        raise DataError(f"{spec.name} ({split} split): {exc}") from None
+
+
+def bench_human(spec: TaskSpec, constants: str = "published", seed: int = 0,
+                fit_options: FitOptions | None = None) -> dict:
+    """Score the task's human law on its test split.
+
+    ``published``: the literature's constants per group.  ``refit``: the same
+    form with constants fitted on the train split by our backend, the way every
+    user dataset will be compared with its human law.
+    """
+    if constants not in CONSTANT_MODES:
+        raise TaskError(f"unknown constants mode {constants!r}; choose one of {', '.join(CONSTANT_MODES)}")
+    law = spec.law()
+    test = load_table(spec, "test")
+    train = load_table(spec, "train") if constants == "refit" else None
+    start = time.perf_counter()
+    if train is None:
+        values = spec.human_law.constants
+        missing = sorted(set(test.group_names) - set(values))
+        if missing:
+            raise TaskError(f"{spec.name}: no published constants for group(s) {', '.join(missing[:5])}")
+    else:
+        values = fit_law(law, train, seed=seed, options=fit_options or FitOptions()).constants
+    scores = score(test.y, predict(law, test, values, test.groups))
+    return result_row(spec.name, scores.r2, scores.nmse, scores.nmae, law.n_constants,
+                      time.perf_counter() - start)
+
+
+def result_row(task: str, r2: float, nmse: float, nmae: float, n_constants: int, seconds: float) -> dict:
+    return {"task": task, "r2": r2, "nmse": nmse, "nmae": nmae, "n_constants": n_constants,
+            "seconds": round(seconds, 3)}
+
+
+def summarize(rows: Iterable[dict]) -> dict:
+    """The benchmark object: rows plus the raw mean and the mean with each task floored at -1.
+
+    Non-finite numbers become ``None`` so the object is strict JSON.
+    """
+    rows = list(rows)
+    raw, floored = benchmark_mean(r["r2"] if r["r2"] is not None else -math.inf for r in rows)
+    return {"tasks": [{k: _finite_or_none(v) for k, v in r.items()} for r in rows],
+            "mean_r2": _finite_or_none(raw), "mean_r2_floored": _finite_or_none(floored)}
+
+
+def _finite_or_none(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value

@@ -1,0 +1,80 @@
+"""``sld bench``: score laws on the SLDBench tasks with the benchmark's own protocol."""
+from __future__ import annotations
+
+import json
+import time
+from enum import Enum
+from typing import List, Optional
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from app.bench import bench_human, summarize
+from app.cli import cli
+from tasks import all_tasks, get_task
+
+
+class Laws(str, Enum):
+    human = "human"
+
+
+class Constants(str, Enum):
+    published = "published"
+    refit = "refit"
+
+
+@cli.command("bench")
+def bench(
+    laws: Laws = typer.Option(Laws.human, "--laws", help="Which laws to score: 'human' = each task's law from the literature."),
+    constants: Constants = typer.Option(
+        Constants.published, "--constants",
+        help="'published': the literature's constants; 'refit': the same form fitted on the train split by sld.",
+    ),
+    task: Optional[List[str]] = typer.Option(
+        None, "--task", "-t", help="Only this task (repeatable; a name or a task spec .json). Default: all bundled tasks.",
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed for everything random (fit starts)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
+):
+    """Score laws on the test split of each task (R², NMSE, NMAE; groups concatenated) and their mean.
+
+    The mean is reported raw and with each task's R² floored at -1, as the SLDBench paper does.
+    """
+    specs = [get_task(name) for name in task] if task else all_tasks()
+    err = Console(stderr=True)
+    rows = []
+    start = time.perf_counter()
+    with err.status("") as status:
+        for spec in specs:
+            status.update(f"{laws.value} laws, {constants.value} constants: {spec.name}")
+            rows.append(bench_human(spec, constants.value, seed))
+    summary = summarize(rows)
+    if as_json:
+        typer.echo(json.dumps(summary))
+        return
+    _print_table(summary, f"{laws.value} laws, {constants.value} constants", time.perf_counter() - start)
+
+
+def _fmt(value, spec: str) -> str:
+    return "n/a" if value is None else format(value, spec)
+
+
+def _print_table(summary: dict, title: str, seconds: float) -> None:
+    rows = [[r["task"], _fmt(r["r2"], ".4f"), _fmt(r["nmse"], ".3g"), _fmt(r["nmae"], ".3g"),
+             str(r["n_constants"]), _fmt(r["seconds"], ".2f")] for r in summary["tasks"]]
+    means = [["mean R² (raw)", _fmt(summary["mean_r2"], ".4f"), "", "", "", f"{seconds:.2f}"],
+             ["mean R², floored at -1", _fmt(summary["mean_r2_floored"], ".4f"), "", "", "", ""]]
+    table = Table(title=f"SLDBench test split: {title}", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("task", overflow="fold")
+    for i, col in enumerate(("R²", "NMSE", "NMAE", "consts", "sec"), start=1):
+        # Numbers must never be cut; the task names wrap instead on narrow terminals.
+        width = max(len(col), *(len(r[i]) for r in rows + means))
+        table.add_column(col, justify="right", no_wrap=True, min_width=width)
+    for r in rows:
+        table.add_row(*r)
+    table.add_section()
+    for r in means:
+        table.add_row(*r)
+    Console().print(table, highlight=False)
