@@ -91,9 +91,18 @@ class Law:
         symbols = [sp.Symbol(n) for n in (*self.inputs, *self.constants)]
         return [sp.lambdify(symbols, e, modules=_NUMPY_MODULES, cse=True) for e in self.expressions]
 
+    @functools.cached_property
+    def _gradients(self):
+        """Per target: a function returning d(prediction)/d(constant) for every constant."""
+        symbols = [sp.Symbol(n) for n in (*self.inputs, *self.constants)]
+        consts = [sp.Symbol(c) for c in self.constants]
+        return [sp.lambdify(symbols, [sp.diff(e, c) for c in consts], modules=_NUMPY_MODULES, cse=True)
+                for e in self.expressions]
+
     def __getstate__(self):
         state = dict(self.__dict__)
         state.pop("_compiled", None)
+        state.pop("_gradients", None)
         return state
 
     def __setstate__(self, state):

@@ -25,25 +25,30 @@ class Fold:
 
 def tail_folds(axis: np.ndarray, groups: np.ndarray, *, n_folds: int = 3,
                tail_fraction: float = 0.2, min_fit: int = 3) -> list[Fold]:
-    """Rolling-origin folds along ``axis``; the last fold has the smallest tail.
+    """Rolling-origin folds along ``axis``, nearest tail first.
 
-    Fold 0 validates on the last ``tail_fraction`` of each group's axis levels;
-    fold k on the last ``tail_fraction * (k + 1)``.  Returned nearest-tail first.
+    Fold 0 validates on the last ``tail_fraction`` of each group's axis levels
+    and fits on everything below.  Each further fold moves the origin back
+    (by a tenth of the levels, at least one) with the same horizon, so every
+    fold asks the same question - extrapolate h levels ahead - from a different
+    origin, and a law must answer it consistently.
     """
     axis = np.asarray(axis, dtype=float)
     groups = np.asarray(groups, dtype=object)
     folds = []
     for k in range(n_folds):
-        frac = tail_fraction * (k + 1)
         fit_rows, val_rows = [], []
         for g in dict.fromkeys(groups.tolist()):
             rows = np.flatnonzero(groups == g)
-            cut = _cut_level(axis[rows], frac, min_fit)
-            if cut is None:
-                fit_rows.append(rows)
+            window = _window(axis[rows], k, tail_fraction, min_fit)
+            if window is None:
+                if k == 0:
+                    fit_rows.append(rows)
                 continue
-            fit_rows.append(rows[axis[rows] < cut])
-            val_rows.append(rows[axis[rows] >= cut])
+            lo, hi = window
+            values = axis[rows]
+            fit_rows.append(rows[values < lo])
+            val_rows.append(rows[(values >= lo) & (values < hi)])
         fit = np.sort(np.concatenate(fit_rows)) if fit_rows else np.array([], int)
         val = np.sort(np.concatenate(val_rows)) if val_rows else np.array([], int)
         if len(val) and len(fit):
@@ -51,22 +56,22 @@ def tail_folds(axis: np.ndarray, groups: np.ndarray, *, n_folds: int = 3,
     return _dedupe(folds)
 
 
-def _cut_level(values: np.ndarray, frac: float, min_fit: int, min_fit_levels: int = 2) -> float | None:
-    """The smallest axis level that belongs to the tail (whole levels only).
+def _window(values: np.ndarray, k: int, frac: float, min_fit: int, min_fit_levels: int = 2):
+    """[lo, hi) axis bounds of fold k's validation levels, or None if the fold is impossible.
 
     The fit part keeps at least ``min_fit_levels`` levels: with a single level
     the law's dependence on the axis cannot be fitted at all, and such a fold
     would punish exactly the laws that model the axis.
     """
     levels = np.unique(values)
-    if len(levels) < min_fit_levels + 1:
+    horizon = max(1, int(round(len(levels) * frac)))
+    step = max(1, int(round(len(levels) * 0.1)))
+    end = len(levels) - k * step          # exclusive index of the window's last level
+    start = end - horizon
+    if start < min_fit_levels or np.sum(values < levels[start]) < min_fit:
         return None
-    n_tail_levels = max(1, int(round(len(levels) * frac)))
-    n_tail_levels = min(n_tail_levels, len(levels) - min_fit_levels)
-    cut = levels[-n_tail_levels]
-    if np.sum(values < cut) < min_fit:
-        return None
-    return float(cut)
+    hi = levels[end] if end < len(levels) else np.inf
+    return float(levels[start]), float(hi)
 
 
 def kfold_by_setting(X: dict[str, np.ndarray], inputs, *, n_folds: int = 5, seed: int = 0) -> list[Fold]:

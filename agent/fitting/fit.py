@@ -8,6 +8,7 @@ final polish of all constants with the chosen loss.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -41,6 +42,7 @@ class FitOptions:
     time_limit: float = 20.0  # seconds per fit_law call
     raw_range: tuple[float, float] = (-3.0, 3.0)
     log10_range: tuple[float, float] = (-4.0, 10.0)
+    tolerance: float = 1e-8   # ftol/xtol/gtol of each local refinement
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,14 @@ class FitResult:
 
 def fit_law(law: Law, table: Table, *, seed: int = 0, options: FitOptions = FitOptions()) -> FitResult:
     """Fit the law's constants separately for every group of ``table``."""
+    with warnings.catch_warnings():
+        # candidate laws overflow and divide by zero all the time; non-finite
+        # residuals are handled explicitly, so numpy/scipy chatter is noise
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _fit_law(law, table, seed, options)
+
+
+def _fit_law(law: Law, table: Table, seed: int, options: FitOptions) -> FitResult:
     if options.loss not in (*LOSSES, "auto"):
         raise FitError(f"unknown loss {options.loss!r}; choose one of {', '.join(LOSSES)}, auto")
     start = time.perf_counter()
@@ -120,6 +130,24 @@ class _Objective:
                 [np.broadcast_to(np.asarray(fn(*args), dtype=float), (n,)) for fn in self.fns]
             )
 
+    def jacobian(self, values: dict[str, float], pred: np.ndarray, names, positive) -> np.ndarray:
+        """d residuals / d params, analytically (params are log values for positive constants)."""
+        args = [*self.inputs, *(values.get(c, 0.0) for c in self.law.constants)]
+        n = len(self.y)
+        index = {c: k for k, c in enumerate(self.law.constants)}
+        cols = []
+        with np.errstate(all="ignore"):
+            grads = [self.law._gradients[j](*args) for j in self.block.target_index]
+            for name, pos in zip(names, positive):
+                k = index[name]
+                d = np.column_stack([np.broadcast_to(np.asarray(g[k], dtype=float), (n,)) for g in grads])
+                if pos:
+                    d = d * values[name]
+                d = d / self.scale if self.loss == "lsq" else d / pred
+                cols.append(d.ravel())
+        J = np.column_stack(cols) if cols else np.zeros((n * len(self.fns), 0))
+        return np.where(np.isfinite(J), J, 0.0)
+
     def residuals(self, pred: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):
             if self.loss == "lsq":
@@ -184,7 +212,8 @@ def _refine_nonlinear(obj, block, varpro, p0, options):
         return obj.residuals(obj.predict(varpro(p))) if obj.loss == "lsq" else _raw_resid(obj, varpro(p))
 
     try:
-        sol = least_squares(resid, p0, method="trf", max_nfev=options.max_nfev, x_scale="jac")
+        sol = least_squares(resid, p0, method="trf", max_nfev=options.max_nfev, x_scale="jac",
+                            **_tolerances(options))
         return sol.x
     except (ValueError, np.linalg.LinAlgError, FloatingPointError):
         return p0
@@ -205,20 +234,38 @@ def _polish(obj, block, values, options, deadline):
     to_values, to_params = _transforms(block, include_linear=True)
     p0 = to_params(values)
 
+    names = block.constants
+    positive = [c in block.positive for c in names]
+    cache = {}
+
     def resid(p):
-        return obj.residuals(obj.predict(to_values(p)))
+        values = to_values(p)
+        pred = obj.predict(values)
+        cache["p"], cache["values"], cache["pred"] = p.copy(), values, pred
+        return obj.residuals(pred)
+
+    def jac(p):
+        if "p" not in cache or not np.array_equal(cache["p"], p):
+            resid(p)
+        return obj.jacobian(cache["values"], cache["pred"], names, positive)
 
     start_cost = obj.cost(resid(p0))
     if time.perf_counter() < deadline and len(p0):
         kw = {"loss": "huber", "f_scale": 1e-3} if obj.loss == "huber_log" else {}
         try:
-            sol = least_squares(resid, p0, method="trf", max_nfev=options.max_nfev, x_scale="jac", **kw)
+            sol = least_squares(resid, p0, jac=jac, method="trf", max_nfev=options.max_nfev,
+                                x_scale="jac", **_tolerances(options), **kw)
             cost = obj.cost(resid(sol.x))
             if np.isfinite(cost) and cost <= start_cost:
                 return to_values(sol.x), cost
         except (ValueError, np.linalg.LinAlgError, FloatingPointError):
             pass
     return values, start_cost
+
+
+def _tolerances(options: FitOptions) -> dict:
+    t = options.tolerance
+    return {"ftol": t, "xtol": t, "gtol": t}
 
 
 def _solve_linear(block, obj, values):

@@ -31,7 +31,7 @@ from agent.problem import Problem, Table
 from agent.scoring import floored, score
 from agent.splits import Fold
 
-SEARCH_FIT = FitOptions(starts=16, local=2, max_nfev=150, time_limit=8.0)
+SEARCH_FIT = FitOptions(starts=8, local=1, max_nfev=80, time_limit=8.0, tolerance=1e-6)
 
 
 @dataclass(frozen=True)

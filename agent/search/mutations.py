@@ -142,7 +142,8 @@ def reparametrize(expr, ctx):
             x = present[ctx.rng.integers(len(present))]
             info = ctx.summary["inputs"][x.name]
             k = sp.Symbol(ctx.fresh("k"))
-            shift = k * info.get("reference", 1.0) if info["scale_like"] else k
+            ref = sp.Rational(repr(float(info.get("reference", 1.0))))
+            shift = k * ref if info["scale_like"] else k
             return expr.xreplace({x: x + shift})
     ins_set = set(ins)
     terms = [t for t in (expr.args if isinstance(expr, sp.Add) else (expr,)) if t.free_symbols & ins_set]

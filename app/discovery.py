@@ -1,0 +1,115 @@
+"""Compose tasks and the search core into a discovery run (used by the CLI and the bench).
+
+The search sees only the training rows.  For a bundled task the test split is
+read once, after the search has finished and the law has been refitted on all
+training rows, and only to report.
+"""
+from __future__ import annotations
+
+import io
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from agent.errors import DataError
+from agent.fitting import FitOptions, fit_law, predict
+from agent.problem import Problem, make_table
+from agent.scoring import score
+from agent.search import Search, SearchConfig, report_on_test
+from agent.search.proposers.base import Proposer
+
+MAX_CSV_BYTES = 200 * 1024 * 1024
+DEFAULT_BUDGET = 400
+DEFAULT_TIME_LIMIT = 60.0
+
+
+@dataclass
+class DiscoveryResult:
+    final: dict
+    search: dict
+    test: dict | None = None
+    human: dict | None = None
+    usage: dict = field(default_factory=dict)
+    events: list = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        out = {**self.final, "validation": self.final.get("validation", {}), "test": self.test,
+               "search": self.search}
+        if self.human is not None:
+            out["human"] = self.human
+        if self.usage:
+            out["usage"] = self.usage
+        return out
+
+
+def read_csv(path: str | Path) -> pd.DataFrame:
+    """A user CSV with errors that name the problem."""
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(f"CSV file {str(path)!r} does not exist")
+    if p.stat().st_size > MAX_CSV_BYTES:
+        raise DataError(f"CSV file is {p.stat().st_size} bytes, over the limit of {MAX_CSV_BYTES}")
+    try:
+        df = pd.read_csv(io.BytesIO(p.read_bytes()))
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise DataError(f"cannot parse {p.name} as CSV: {str(exc).splitlines()[0]}") from None
+    if df.empty:
+        raise DataError(f"{p.name} has no data rows")
+    return df
+
+
+def csv_problem(df: pd.DataFrame, inputs: list[str], targets: list[str], group: str | None,
+                axis: list[str] | None, cap: int) -> Problem:
+    """A problem for a user table; the default axis is every input spanning decades (a compute proxy)."""
+    for col in [*inputs, *targets, *([group] if group else []), *(axis or [])]:
+        if col not in df.columns:
+            raise DataError(f"column {col!r} is not in the data (columns: {', '.join(map(str, df.columns))})")
+    if axis is None:
+        probe = make_table(df, Problem(tuple(inputs), tuple(targets), group=group))
+        axis = [c for c in inputs if np.all(probe.X[c] > 0) and probe.X[c].max() / probe.X[c].min() >= 10]
+    unknown_axis = [a for a in axis if a not in inputs]
+    if unknown_axis:
+        raise DataError(f"axis column(s) {', '.join(unknown_axis)} must be among the inputs")
+    return Problem(tuple(inputs), tuple(targets), group=group, axis=tuple(axis), max_constants=cap)
+
+
+def discover(problem: Problem, train: pd.DataFrame, *, config: SearchConfig,
+             proposers: list[tuple[Proposer, float]] | None = None,
+             test: pd.DataFrame | None = None, human_lines: tuple[str, ...] | None = None,
+             on_generation: Callable[[Search], None] | None = None) -> DiscoveryResult:
+    """Search, refit the best law on all training rows, then (optionally) report on test once."""
+    t0 = time.perf_counter()
+    search = Search(problem, train, config, proposers)
+    events: list = []
+    try:
+        while not search.done:
+            search.step()
+            events.extend(search.drain_events())
+            if on_generation:
+                on_generation(search)
+        final = search.finalize()
+    finally:
+        search.close()
+    usage = {p.name: p.usage() for p, _ in search.proposers if p.usage()}
+    summary = {**search.progress, "seconds": round(time.perf_counter() - t0, 3),
+               "rejected": sum(1 for c in search.candidates if not c.ok)}
+    out = DiscoveryResult(final=final.to_dict(), search=summary, usage=usage, events=events)
+    if test is not None:
+        out.test = report_on_test(final, problem, test)
+        if human_lines:
+            out.human = human_refit(problem, human_lines, train, test, seed=config.seed)
+    return out
+
+
+def human_refit(problem: Problem, lines, train: pd.DataFrame, test: pd.DataFrame, seed: int = 0) -> dict:
+    """The human law's form fitted on train with our backend, scored on test (the comparison row)."""
+    from agent.expressions import parse_law
+
+    law = parse_law(lines, problem.inputs, problem.targets)
+    train_t, test_t = make_table(train, problem), make_table(test, problem)
+    fitted = fit_law(law, train_t, seed=seed, options=FitOptions())
+    return {"law": list(law.lines), **score(test_t.y, predict(law, test_t, fitted.constants, test_t.groups)).to_dict()}
