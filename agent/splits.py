@@ -90,7 +90,7 @@ def make_folds(axis: np.ndarray | None, groups: np.ndarray, X, inputs, *, seed: 
                n_folds: int = 3) -> list[Fold]:
     """The folds a search validates on: rolling-origin tails, or k-fold without an axis."""
     if axis is None:
-        return kfold_by_setting(X, inputs, n_folds=max(n_folds, 5), seed=seed)
+        return kfold_by_setting(X, inputs, n_folds=max(n_folds, 3), seed=seed)
     folds = tail_folds(axis, groups, n_folds=n_folds)
     if not folds:
         return kfold_by_setting(X, inputs, n_folds=5, seed=seed)

@@ -179,7 +179,7 @@ def _fit_block(law, block, table, loss, options, rng_seed, deadline):
 
     if not names:
         values = varpro(np.empty(0))
-        return _polish(obj, block, values, options, deadline)
+        return _finite_or_fail(obj, _polish(obj, block, values, options, deadline))
 
     n_starts = options.starts or int(np.clip(16 * len(names), 32, 256))
     n_local = options.local or 4 + len(names) // 2
@@ -203,7 +203,15 @@ def _fit_block(law, block, table, loss, options, rng_seed, deadline):
             best = (values, objective)
     if best is None or not np.isfinite(best[1]):
         raise FitError("no start gave finite predictions")
-    return best
+    return _finite_or_fail(obj, best)
+
+
+def _finite_or_fail(obj, result):
+    """A fit whose predictions on its own rows are not all finite rejects the law."""
+    values, _ = result
+    if not np.all(np.isfinite(obj.predict(values))):
+        raise FitError("no start gave finite predictions on every fit row")
+    return result
 
 
 def _refine_nonlinear(obj, block, varpro, p0, options):

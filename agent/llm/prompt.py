@@ -75,14 +75,18 @@ def repair_messages(previous: Sequence[Message], reply: str, errors: Sequence[st
 def example_reply(problem: Problem) -> dict[str, Any]:
     """A format example that the parser accepts: a generic offset power law per target."""
     x = problem.inputs[0]
-    per_target = max(1, min(3, problem.max_constants // len(problem.targets)))
+    n_targets = len(problem.targets)
+    per_target = max(1, min(3, problem.max_constants // n_targets))
     lines, constants = [], {}
     for j, target in enumerate(problem.targets):
-        suffix = "" if len(problem.targets) == 1 else str(j + 1)
-        names = [f"{base}{suffix}" for base in ("c", "a", "alpha")[:per_target]]
-        terms = {1: f"{names[0]} * {x}", 2: f"{names[0]} + {names[1]} * {x}",
-                 3: f"{names[0]} + {names[1]} * {x} ** (-{names[2]})"}[per_target]
-        lines.append(f"{target} = {terms}")
+        shared = n_targets == 1 or problem.max_constants < n_targets  # cap too small for one each
+        names = [f"{base}{'' if shared else j + 1}" for base in ("c", "a", "alpha")[:per_target]]
+        if per_target == 1:
+            lines.append(f"{target} = {names[0]} * {x}")
+        elif per_target == 2:
+            lines.append(f"{target} = {names[0]} + {names[1]} * {x}")
+        else:
+            lines.append(f"{target} = {names[0]} + {names[1]} * {x} ** (-{names[2]})")
         constants.update({n: {"init": 1.0} for n in names})
         if per_target == 3:
             constants[names[2]] = {"init": 0.5, "bounds": [0.0, 3.0]}

@@ -56,13 +56,12 @@ class LLMProposer(Proposer):
     def __init__(self, settings: LLMSettings, *, client: Any = None, sleep: Callable[[float], None] = time.sleep):
         self.settings = settings
         self.name = settings.name
-        secret = settings.resolved_api_key() if client is None else None
         if client is None:
             import openai
 
-            client = openai.OpenAI(api_key=secret, base_url=settings.resolved_base_url(),
+            client = openai.OpenAI(api_key=settings.resolved_api_key(), base_url=settings.resolved_base_url(),
                                    timeout=settings.timeout_s, max_retries=0)
-        self.transport = ChatTransport(client, settings, sleep=sleep, secret=secret)
+        self.transport = ChatTransport(client, settings, sleep=sleep, secret=settings.known_secret())
         self._lock = threading.Lock()
         self._events: list[dict[str, Any]] = []
         self._counts = {k: 0 for k in COUNTERS}

@@ -85,6 +85,12 @@ class LLMSettings(BaseModel):
             "no API key for the LLM: set OPENAI_API_KEY, pass an api key, or give --base-url for a local server"
         )
 
+    def known_secret(self) -> str | None:
+        """The key this process would send, if any: used only to scrub it from error text."""
+        if self.api_key is not None and self.api_key.get_secret_value():
+            return self.api_key.get_secret_value()
+        return os.environ.get("OPENAI_API_KEY") or None
+
     def price_for(self, model: str) -> ModelPrice | None:
         """Exact match, else the listed model this is a dated snapshot of (``gpt-4o-2024-08-06``)."""
         if model in self.prices:

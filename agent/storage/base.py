@@ -24,8 +24,11 @@ class BaseStorage(abc.ABC):
     # -- datasets ---------------------------------------------------------------------------
     @abc.abstractmethod
     def create_dataset(self, rows: pd.DataFrame, *, name: str = "", description: str = "",
-                       source: str | None = None) -> DatasetRecord:
-        """Store a new dataset with its first batch of rows (validated; DataError names a problem)."""
+                       source: str | None = None, task: Mapping[str, Any] | None = None) -> DatasetRecord:
+        """Store a new dataset with its first batch of rows (validated; DataError names a problem).
+
+        ``task`` (keys ``name``, ``problem``, ``human_law``, ``split_column``) also saves a
+        task spec on the new dataset, in the same transaction."""
 
     @abc.abstractmethod
     def append_rows(self, dataset_id: int, rows: pd.DataFrame) -> DatasetRecord:
@@ -94,9 +97,10 @@ class BaseStorage(abc.ABC):
     @abc.abstractmethod
     def save_generation(self, run_id: int, worker_id: str, *, candidates: Sequence[Candidate],
                         checkpoint: Checkpoint, progress: Mapping[str, Any],
-                        best_score: float | None, events: Sequence[Mapping[str, Any]] = ()) -> None:
+                        best_score: float | None, events: Sequence[Mapping[str, Any]] = ()) -> RunRecord:
         """Atomically store a generation's candidates, the checkpoint that follows them,
-        progress and events.  RunLost (and nothing written) when the worker lost the run."""
+        progress and events.  RunLost (and nothing written) when the worker lost the run.
+        The returned record tells the worker whether a cancel was requested."""
 
     @abc.abstractmethod
     def load_checkpoint(self, run_id: int) -> Checkpoint | None:
@@ -155,6 +159,10 @@ class BaseStorage(abc.ABC):
     def best_candidate(self, run_id: int) -> Candidate | None:
         page = self.list_candidates(run_id, order_by="score", status="ok", limit=1)
         return page.items[0] if page.items else None
+
+    def info(self) -> dict[str, Any]:
+        """What a health check shows: the backend and its schema version."""
+        return {"backend": type(self).__name__, "schema_revision": None}
 
     def close(self) -> None:
         """Release connections."""

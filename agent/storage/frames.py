@@ -54,23 +54,35 @@ def _clean_column(name: str, series: pd.Series) -> pd.Series:
     values = series.tolist()
     missing = [i for i, v in enumerate(values) if v is None or (isinstance(v, float) and np.isnan(v))]
     if missing:
-        raise DataError(f"column {name!r} has {len(missing)} missing value(s) (first at row {missing[0] + 1})")
+        nan = any(values[i] is not None for i in missing)
+        what = "missing or NaN" if nan else "missing"
+        raise DataError(f"column {name!r} has {len(missing)} {what} value(s) (first at row {missing[0] + 1})")
     is_number = [isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_)) for v in values]
     for i, v in enumerate(values):
         if not is_number[i] and not isinstance(v, str):
             raise DataError(f"column {name!r}, row {i + 1}: expected a number or text, got {type(v).__name__}")
     if all(is_number):
         return _check_finite(name, pd.Series(values, dtype=float))
-    parsed = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(dtype=float)
-    text_rows = np.flatnonzero(np.isnan(parsed))
+    parsed = [_as_number(v) for v in values]
+    text_rows = [i for i, v in enumerate(parsed) if v is None]
     if len(text_rows) == 0:
-        return _check_finite(name, pd.Series(parsed))
+        return _check_finite(name, pd.Series(parsed, dtype=float))
     if len(text_rows) < len(values):
         # Numbers mixed with some text is nearly always a typo in a numeric column.
         i = int(text_rows[0])
         raise DataError(f"column {name!r} is not numeric: row {i + 1} has {values[i]!r} "
                         "(a column must be all numbers or all text)")
     return pd.Series([str(v) for v in values], dtype=object)
+
+
+def _as_number(value) -> float | None:
+    """The number a value spells ("nan" and "inf" included, so they are caught by name), else None."""
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return float(value)
 
 
 def _check_finite(name: str, series: pd.Series) -> pd.Series:

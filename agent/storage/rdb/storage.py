@@ -59,8 +59,15 @@ class RDBStorage(BaseStorage):
     def close(self) -> None:
         self.engine.dispose()
 
+    def info(self) -> dict[str, Any]:
+        import migrations
+
+        with self.engine.connect() as conn:
+            revision = migrations.current_revision(conn)
+        return {"backend": self.engine.dialect.name, "schema_revision": revision}
+
     # -- datasets ---------------------------------------------------------------------------
-    def create_dataset(self, rows, *, name="", description="", source=None) -> DatasetRecord:
+    def create_dataset(self, rows, *, name="", description="", source=None, task=None) -> DatasetRecord:
         rows = frames.validate_frame(rows)
         blob, t = frames.to_bytes(rows), cv.now()
         with self._write() as s:
@@ -70,6 +77,9 @@ class RDBStorage(BaseStorage):
             s.add(ds)
             s.flush()
             s.add(m.DatasetBatchRow(dataset_id=ds.id, seq=0, n_rows=len(rows), data=blob, created_at=t))
+            if task is not None:
+                self._put_task_spec(s, task["name"], ds.id, task["problem"], task.get("human_law"),
+                                    task.get("split_column"))
             return cv.dataset_record(ds)
 
     def append_rows(self, dataset_id, rows) -> DatasetRecord:
@@ -126,15 +136,18 @@ class RDBStorage(BaseStorage):
         with self._write() as s:
             if dataset_id is not None:
                 self._dataset_row(s, dataset_id)
-            row = s.get(m.TaskSpecRow, name, with_for_update=self._skip_locked)
-            if row is None:
-                row = m.TaskSpecRow(name=name, created_at=cv.now())
-                s.add(row)
-            row.dataset_id, row.problem = dataset_id, cv.jsonable(dict(problem))
-            row.human_law = None if human_law is None else cv.jsonable(dict(human_law))
-            row.split_column = split_column
-            s.flush()
-            return cv.task_spec_record(row)
+            return self._put_task_spec(s, name, dataset_id, problem, human_law, split_column)
+
+    def _put_task_spec(self, s: Session, name, dataset_id, problem, human_law, split_column) -> TaskSpecRecord:
+        row = s.get(m.TaskSpecRow, name, with_for_update=self._skip_locked)
+        if row is None:
+            row = m.TaskSpecRow(name=name, created_at=cv.now())
+            s.add(row)
+        row.dataset_id, row.problem = dataset_id, cv.jsonable(dict(problem))
+        row.human_law = None if human_law is None else cv.jsonable(dict(human_law))
+        row.split_column = split_column
+        s.flush()
+        return cv.task_spec_record(row)
 
     def get_task_spec(self, name) -> TaskSpecRecord:
         with self._read() as s:
@@ -234,6 +247,7 @@ class RDBStorage(BaseStorage):
                 else:
                     row.generation, row.state, row.updated_at = checkpoint.generation, cv.pack_state(checkpoint.state), t
                 self._insert_events(s, run_id, events, t)
+                return cv.run_record(self._run_row(s, run_id))
         except IntegrityError:
             ids = [c.id for c in candidates]
             raise ConflictError(f"run {run_id}: candidates {min(ids)}..{max(ids)} are already stored") from None

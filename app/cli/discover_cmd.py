@@ -1,0 +1,161 @@
+"""``sld discover`` and ``sld predict``: find a law for a task or a CSV, and use it."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from agent.errors import DataError, SldError
+from agent.search import FinalLaw, SearchConfig
+from app.cli import cli
+from app.discovery import DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, csv_problem, discover, read_csv
+
+MAX_GROUPS_SHOWN = 12
+
+
+def _split(value: str | None) -> list[str] | None:
+    return None if value is None else [v.strip() for v in value.split(",") if v.strip()]
+
+
+@cli.command("discover")
+def discover_cmd(
+    task: Optional[str] = typer.Argument(None, help="A bundled task name (see `sld tasks list`) or a task spec .json."),
+    csv: Optional[Path] = typer.Option(None, "--csv", help="Discover on your own CSV instead of a bundled task."),
+    inputs: Optional[str] = typer.Option(None, "--inputs", help="Input columns, comma-separated (with --csv)."),
+    target: Optional[str] = typer.Option(None, "--target", help="Target column(s), comma-separated (with --csv)."),
+    group: Optional[str] = typer.Option(None, "--group", help="Group column: one law form, constants per group."),
+    axis: Optional[str] = typer.Option(None, "--axis", help="Extrapolation axis column(s); default: inputs spanning decades."),
+    cap: int = typer.Option(6, "--cap", help="Most constants a law may have, per group (with --csv)."),
+    seed: int = typer.Option(0, "--seed", help="Seed: the same seed gives the same run."),
+    budget: int = typer.Option(DEFAULT_BUDGET, "--budget", help="Candidate laws to evaluate."),
+    time_limit: float = typer.Option(DEFAULT_TIME_LIMIT, "--time-limit", help="Seconds of search (0 = no limit)."),
+    workers: int = typer.Option(2, "--workers", help="Processes evaluating candidates."),
+    llm: Optional[str] = typer.Option(None, "--llm", help="Also propose laws with this LLM (OpenAI-compatible model name)."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)."),
+    llm_weight: float = typer.Option(0.7, "--llm-weight", help="Share of proposals asked of the LLM."),
+    save: Optional[Path] = typer.Option(None, "--save", help="Write the result JSON here (usable by `sld predict --law`)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a report."),
+):
+    """Search for the law that extrapolates best, then report it.
+
+    Candidates are ranked on validation rows carved from the training data along
+    the extrapolation axis.  For a bundled task the test split is scored once,
+    at the end, beside the human law refitted with the same backend.
+    """
+    if (task is None) == (csv is None):
+        raise DataError("give either a bundled TASK or --csv FILE (with --inputs and --target)")
+    test = human = None
+    if csv is not None:
+        if not inputs or not target:
+            raise DataError("--csv needs --inputs a,b and --target y")
+        train = read_csv(csv)
+        problem = csv_problem(train, _split(inputs), _split(target), group, _split(axis), cap)
+    else:
+        from tasks import get_task, load_split
+
+        spec = get_task(task)
+        problem = spec.problem()
+        train, test = load_split(spec.name, "train"), load_split(spec.name, "test")
+        human = spec.human_law.lines if spec.human_law else None
+    config = SearchConfig(budget=budget, seed=seed, workers=workers, time_limit=time_limit or None)
+    proposers = _proposers(llm, base_url, llm_weight, seed)
+    err = Console(stderr=True)
+    with Progress(TextColumn("[bold]searching"), BarColumn(), TextColumn("{task.completed}/{task.total} laws"),
+                  TextColumn("{task.fields[best]}"), TimeElapsedColumn(), console=err, transient=True) as bar:
+        job = bar.add_task("search", total=budget, best="")
+
+        def tick(search):
+            p = search.progress
+            best = "" if p["best_validation_r2"] is None else f"best validation R² {p['best_validation_r2']:.4f}"
+            bar.update(job, completed=p["candidates"], best=best)
+
+        result = discover(problem, train, config=config, proposers=proposers, test=test,
+                          human_lines=human, on_generation=tick)
+    for event in result.events:
+        if event.get("type") in ("warning", "budget"):
+            err.print(f"[yellow]warning:[/] {event.get('message')}")
+    payload = result.to_json()
+    payload["group"] = problem.group
+    if save:
+        save.write_text(json.dumps(payload, indent=1))
+    if as_json:
+        typer.echo(json.dumps(payload))
+    else:
+        _report(payload, Console())
+
+
+def _proposers(llm, base_url, weight, seed):
+    if not llm:
+        return None
+    from agent.llm import make_llm_proposer
+    from agent.search import OfflineProposer
+
+    if not 0 < weight <= 1:
+        raise DataError("--llm-weight must be in (0, 1]")
+    llm_proposer = make_llm_proposer(llm, base_url=base_url, seed=seed)
+    out = [(llm_proposer, weight)]
+    if weight < 1:
+        out.append((OfflineProposer(), 1 - weight))
+    return out
+
+
+def _report(p: dict, console: Console) -> None:
+    console.print("[bold]Best law[/]")
+    for line in p["law"]:
+        console.print(f"  {line}", highlight=False)
+    console.print(f"  LaTeX: {p['latex']}", highlight=False)
+    console.print(f"  {p['n_constants']} constants per group, complexity {p['complexity']}")
+    groups = list(p["constants"].items())
+    console.print(f"[bold]Constants[/] ({len(groups)} group(s))")
+    for g, values in groups[:MAX_GROUPS_SHOWN]:
+        console.print(f"  {g}: " + ", ".join(f"{k}={v:.6g}" for k, v in values.items()), highlight=False)
+    if len(groups) > MAX_GROUPS_SHOWN:
+        console.print(f"  ... {len(groups) - MAX_GROUPS_SHOWN} more (use --json)")
+    v = p["validation"]
+    console.print(f"[bold]Validation[/] (extrapolation tail of the training rows): R² {v['r2']:.4f}, "
+                  f"NMSE {v['nmse']:.4g}; per fold R² " + ", ".join(f"{r:.4f}" for r in v.get("fold_r2", [])))
+    s = p["search"]
+    console.print(f"[bold]Search[/]: {s['candidates']} laws in {s['generation']} generations, "
+                  f"{s['rejected']} rejected, {s['seconds']:.1f}s, stopped by {s['stop_reason']}")
+    for name, usage in p.get("usage", {}).items():
+        console.print(f"  {name}: " + ", ".join(f"{k}={v}" for k, v in usage.items()), highlight=False)
+    if p.get("test"):
+        console.print(f"[bold]Test[/] (scored once, after the search): R² {p['test']['r2']:.4f}, "
+                      f"NMSE {p['test']['nmse']:.4g}")
+    if p.get("human"):
+        console.print(f"[bold]Human law, refitted the same way[/]: R² {p['human']['r2']:.4f}")
+
+
+@cli.command("predict")
+def predict_cmd(
+    law: Path = typer.Option(..., "--law", help="A law JSON (from `sld discover --json` or --save)."),
+    csv: Path = typer.Option(..., "--csv", help="Points to predict: a CSV with the law's input columns."),
+):
+    """Predict the law's targets at new points; prints the points with predictions as CSV."""
+    if not law.is_file():
+        raise DataError(f"law file {str(law)!r} does not exist")
+    try:
+        payload = json.loads(law.read_text())
+        final = FinalLaw.from_dict({k: payload[k] for k in
+                                    ("law", "inputs", "targets", "constants", "validation") if k in payload})
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise DataError(f"{law.name} is not a law JSON from `sld discover`: {exc}") from None
+    points = read_csv(csv)
+    group = payload.get("group")
+    if group and group not in points.columns and len(final.constants) > 1:
+        raise DataError(f"the law has constants per {group!r}; add a {group!r} column to {csv.name}")
+    use_group = group if group and group in points.columns else None
+    pred = final.predict(points, group=use_group)
+    out = points.copy()
+    for j, t in enumerate(final.targets):
+        out[f"{t}_predicted" if t in out.columns else t] = pred[:, j]
+    if not np.all(np.isfinite(pred)):
+        Console(stderr=True).print("[yellow]warning:[/] some predictions are not finite (outside the law's domain)")
+    out.to_csv(sys.stdout, index=False)

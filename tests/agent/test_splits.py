@@ -1,0 +1,32 @@
+"""Validation rows come from the training rows: the tail along the axis, or folds of settings."""
+import numpy as np
+
+from agent.splits import kfold_by_setting, tail_folds
+
+
+def test_tail_folds_validate_on_the_far_end_of_each_group_and_keep_levels_whole():
+    axis = np.tile(np.arange(1, 11, dtype=float), 2)
+    groups = np.array(["a"] * 10 + ["b"] * 10, dtype=object)
+    folds = tail_folds(axis, groups, n_folds=3)
+    first = folds[0]
+    assert set(axis[first.validate]) == {9.0, 10.0}
+    assert axis[first.fit].max() < axis[first.validate].min()
+    assert set(groups[first.validate]) == {"a", "b"}
+    # later folds move the origin back with the same horizon
+    assert [sorted(set(axis[f.validate])) for f in folds] == [[9.0, 10.0], [8.0, 9.0], [7.0, 8.0]]
+
+
+def test_a_fold_never_fits_on_a_single_axis_level():
+    axis = np.array([1, 1, 2, 2, 4, 4], dtype=float)
+    folds = tail_folds(axis, np.array(["g"] * 6, dtype=object), n_folds=3)
+    assert len(folds) == 1
+    assert set(axis[folds[0].fit]) == {1.0, 2.0}
+
+
+def test_kfold_keeps_one_setting_in_one_fold_across_groups():
+    x = {"p": np.array([0.1, 0.2, 0.3, 0.1, 0.2, 0.3])}
+    folds = kfold_by_setting(x, ["p"], n_folds=3, seed=0)
+    for f in folds:
+        held = set(x["p"][f.validate])
+        assert held.isdisjoint(set(x["p"][f.fit]))
+    assert sorted(np.concatenate([f.validate for f in folds]).tolist()) == list(range(6))
