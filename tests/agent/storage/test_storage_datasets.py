@@ -121,3 +121,15 @@ def test_task_specs_are_saved_replaced_and_found_by_dataset(storage):
     assert [t.name for t in storage.list_task_specs()] == ["toy"]
     with pytest.raises(NotFoundError, match="task 'other' not found"):
         storage.get_task_spec("other")
+
+
+def test_a_task_dataset_and_its_spec_are_stored_together(storage):
+    problem = {"inputs": ["N"], "targets": ["loss"], "group": "group"}
+    ds = storage.create_dataset(frame(), name="toy", source="sldbench:toy",
+                                task={"name": "toy", "problem": problem, "split_column": "split"})
+    spec = storage.get_task_spec("toy")
+    assert (spec.dataset_id, spec.problem, spec.split_column) == (ds.id, problem, "split")
+    with pytest.raises(DataError):
+        storage.create_dataset(frame().assign(loss=np.inf), task={"name": "bad", "problem": problem})
+    with pytest.raises(NotFoundError):
+        storage.get_task_spec("bad")

@@ -1,0 +1,114 @@
+"""Datasets: upload rows (JSON or CSV), read summaries, append, delete, best law over runs."""
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from starlette.concurrency import run_in_threadpool
+
+from agent.errors import DataError
+from agent.storage import NotFoundError
+from app.api.deps import PagingDep, SettingsDep, StorageDep
+from app.schemas.common import PagePublic
+from app.schemas.datasets import DatasetCreate, DatasetPublic, RowsAppend
+from app.schemas.laws import BestLawPublic
+from app.services import rows as parse
+from app.services.laws import best_law
+
+router = APIRouter(prefix="/datasets", tags=["datasets"])
+
+
+def _body_doc(model) -> dict[str, Any]:
+    """OpenAPI for a body that is JSON, a CSV file upload, or raw CSV text."""
+    return {"requestBody": {"required": True, "content": {
+        "application/json": {"schema": model.model_json_schema()},
+        "multipart/form-data": {"schema": {"type": "object", "required": ["file"], "properties": {
+            "file": {"type": "string", "format": "binary", "description": "a CSV file with a header row"},
+            "name": {"type": "string"}, "description": {"type": "string"}}}},
+        "text/csv": {"schema": {"type": "string"}},
+    }}}
+
+
+async def _read_rows(request: Request, max_rows: int) -> tuple[Any, dict[str, str]]:
+    """(DataFrame, other fields) from any of the three body forms."""
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype == "multipart/form-data":
+        form = await request.form()
+        upload = form.get("file")
+        if upload is None or isinstance(upload, str):
+            raise DataError("the form needs a 'file' field holding the CSV (curl -F file=@data.csv)")
+        data = await upload.read()
+        fields = {k: v for k, v in form.items() if isinstance(v, str)}
+        return await run_in_threadpool(parse.frame_from_csv, data, max_rows=max_rows), fields
+    body = await request.body()
+    if ctype in ("text/csv", "text/plain", "application/csv"):
+        fields = dict(request.query_params)
+        return await run_in_threadpool(parse.frame_from_csv, body, max_rows=max_rows), fields
+    if ctype in ("application/json", ""):
+        df, rest = await run_in_threadpool(parse.frame_from_json_body, body, max_rows=max_rows)
+        return df, rest
+    raise DataError(f"unsupported content type {ctype!r}: send application/json, text/csv or a "
+                    "multipart/form-data upload with a 'file' field")
+
+
+@router.post("", status_code=201, response_model=DatasetPublic, openapi_extra=_body_doc(DatasetCreate),
+             summary="Create a dataset from JSON rows or a CSV upload")
+async def create_dataset(request: Request, storage: StorageDep, settings: SettingsDep) -> DatasetPublic:
+    df, fields = await _read_rows(request, settings.max_rows_per_request)
+    unknown = sorted(set(fields) - {"name", "description"})
+    if unknown:
+        raise DataError(f"unknown field(s) {', '.join(unknown)}; a dataset takes name, description and rows")
+    name, description = fields.get("name") or "", fields.get("description") or ""
+    if not isinstance(name, str) or not isinstance(description, str):
+        raise DataError("'name' and 'description' must be text")
+    ds = await run_in_threadpool(storage.create_dataset, df, name=name[:200], description=description)
+    return DatasetPublic.of(ds)
+
+
+@router.get("", response_model=PagePublic[DatasetPublic], summary="List datasets, newest first")
+def list_datasets(storage: StorageDep, paging: PagingDep) -> PagePublic[DatasetPublic]:
+    page = storage.list_datasets(offset=paging.offset, limit=paging.limit)
+    return PagePublic(items=[DatasetPublic.of(d) for d in page.items], total=page.total,
+                      offset=page.offset, limit=page.limit)
+
+
+@router.get("/{dataset_id}", response_model=DatasetPublic,
+            summary="A dataset: columns with ranges, row count, groups (text columns)")
+def get_dataset(dataset_id: int, storage: StorageDep) -> DatasetPublic:
+    ds = storage.get_dataset(dataset_id)
+    task = storage.find_task_spec(dataset_id)
+    return DatasetPublic.of(ds, task=task.name if task else None)
+
+
+@router.post("/{dataset_id}/rows", response_model=DatasetPublic, openapi_extra=_body_doc(RowsAppend),
+             summary="Append rows (JSON or CSV) with the dataset's columns")
+async def append_rows(dataset_id: int, request: Request, storage: StorageDep, settings: SettingsDep) -> DatasetPublic:
+    df, fields = await _read_rows(request, settings.max_rows_per_request)
+    if fields:
+        raise DataError(f"unknown field(s) {', '.join(sorted(fields))}; send only rows")
+    ds = await run_in_threadpool(storage.append_rows, dataset_id, df)
+    return DatasetPublic.of(ds)
+
+
+@router.get("/{dataset_id}/rows", summary="The dataset's rows as JSON (paged)")
+def get_rows(dataset_id: int, storage: StorageDep, paging: PagingDep) -> dict[str, Any]:
+    df = storage.load_rows(dataset_id)
+    part = df.iloc[paging.offset: paging.offset + paging.limit]
+    return {"items": part.to_dict(orient="records"), "total": len(df), "offset": paging.offset,
+            "limit": paging.limit}
+
+
+@router.delete("/{dataset_id}", status_code=204, summary="Delete a dataset with its runs")
+def delete_dataset(dataset_id: int, storage: StorageDep) -> Response:
+    storage.delete_dataset(dataset_id)
+    return Response(status_code=204)
+
+
+@router.get("/{dataset_id}/best-law", response_model=BestLawPublic,
+            summary="The best law over the dataset's finished runs")
+def dataset_best_law(dataset_id: int, storage: StorageDep) -> BestLawPublic:
+    run = storage.best_run(dataset_id)
+    if run is None:
+        storage.get_dataset(dataset_id)  # 404 names the dataset if it is the dataset that is missing
+        raise NotFoundError(f"dataset {dataset_id} has no finished run yet")
+    return best_law(storage, run)

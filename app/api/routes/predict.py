@@ -1,0 +1,15 @@
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from app.api.deps import StorageDep
+from app.schemas.laws import PredictCreate, PredictPublic
+from app.services.laws import predict
+
+router = APIRouter(tags=["predict"])
+
+
+@router.post("/predict", response_model=PredictPublic,
+             summary="Predict at new points with a run's law, one of its candidates, or a posted law")
+def predict_points(req: PredictCreate, storage: StorageDep) -> PredictPublic:
+    return predict(storage, req)

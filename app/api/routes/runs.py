@@ -1,0 +1,120 @@
+"""Runs: queue a discovery, watch it, cancel it, read its leaderboard, best law and comparison."""
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from anyio import CapacityLimiter
+from fastapi import APIRouter, Query, Request
+from starlette.concurrency import run_in_threadpool
+
+from agent.errors import DataError
+from agent.fitting import FitOptions
+from agent.storage import CANDIDATE_ORDERS, NotFoundError, RunState
+from app.api.deps import PagingDep, SettingsDep, StorageDep
+from app.schemas.common import PagePublic
+from app.schemas.laws import BestLawPublic, CandidatePublic, ComparisonPublic, LawCreate
+from app.schemas.runs import EventPublic, RunCreate, RunPublic
+from app.services.laws import best_law
+from app.services.runspec import resolve_run_spec
+from app.services.compare import comparison_inputs, run_comparison
+
+router = APIRouter(prefix="/runs", tags=["runs"])
+
+
+@router.post("", status_code=202, response_model=RunPublic,
+             summary="Queue a discovery run (a worker picks it up)")
+def create_run(req: RunCreate, storage: StorageDep, settings: SettingsDep) -> RunPublic:
+    spec = resolve_run_spec(req, storage, settings)
+    return RunPublic.of(storage.create_run(req.dataset_id, spec))
+
+
+@router.get("", response_model=PagePublic[RunPublic], summary="List runs, newest first")
+def list_runs(storage: StorageDep, paging: PagingDep, dataset_id: int | None = None,
+              state: Literal["queued", "running", "done", "failed", "cancelled"] | None = None):
+    page = storage.list_runs(dataset_id=dataset_id, state=RunState(state) if state else None,
+                             offset=paging.offset, limit=paging.limit)
+    return PagePublic(items=[RunPublic.of(r, with_final=False) for r in page.items], total=page.total,
+                      offset=page.offset, limit=page.limit)
+
+
+@router.get("/{run_id}", response_model=RunPublic,
+            summary="A run: state and progress (candidates evaluated, best validation score, elapsed)")
+def get_run(run_id: int, storage: StorageDep) -> RunPublic:
+    return RunPublic.of(storage.get_run(run_id))
+
+
+@router.post("/{run_id}/cancel", response_model=RunPublic,
+             summary="Cancel: at once when queued, at the end of the current generation when running")
+def cancel_run(run_id: int, storage: StorageDep) -> RunPublic:
+    return RunPublic.of(storage.request_cancel(run_id))
+
+
+@router.get("/{run_id}/events", response_model=list[EventPublic],
+            summary="The run's events: claims, warnings, LLM calls, the end")
+def run_events(run_id: int, storage: StorageDep, after_id: Annotated[int, Query(ge=0)] = 0,
+               limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> list[EventPublic]:
+    return [EventPublic(id=e.id, kind=e.kind, payload=e.payload, created_at=e.created_at)
+            for e in storage.list_events(run_id, after_id=after_id, limit=limit)]
+
+
+@router.get("/{run_id}/candidates", response_model=PagePublic[CandidatePublic],
+            summary="The leaderboard: every candidate law, sorted and paged")
+def list_candidates(run_id: int, storage: StorageDep, paging: PagingDep,
+                    sort: Annotated[str, Query(description=f"one of {', '.join(CANDIDATE_ORDERS)}")] = "score",
+                    order: Literal["desc", "asc"] = "desc",
+                    status: Literal["ok", "rejected"] | None = None) -> PagePublic[CandidatePublic]:
+    if sort not in CANDIDATE_ORDERS:
+        raise DataError(f"cannot sort by {sort!r}; choose one of {', '.join(CANDIDATE_ORDERS)}")
+    page = storage.list_candidates(run_id, order_by=sort, descending=order == "desc", status=status,
+                                   offset=paging.offset, limit=paging.limit)
+    return PagePublic(items=[CandidatePublic.of(c) for c in page.items], total=page.total,
+                      offset=page.offset, limit=page.limit)
+
+
+@router.get("/{run_id}/candidates/{candidate_id}", response_model=CandidatePublic, summary="One candidate")
+def get_candidate(run_id: int, candidate_id: int, storage: StorageDep) -> CandidatePublic:
+    return CandidatePublic.of(storage.get_candidate(run_id, candidate_id))
+
+
+@router.get("/{run_id}/best", response_model=BestLawPublic,
+            summary="The run's best law: formula (text, LaTeX, sympy), constants per group, scores, lineage")
+def run_best(run_id: int, storage: StorageDep) -> BestLawPublic:
+    return best_law(storage, storage.get_run(run_id))
+
+
+@router.get("/{run_id}/compare", response_model=ComparisonPublic,
+            summary="The discovered law against the task's human law, with the same protocol")
+async def compare_with_human(run_id: int, request: Request, storage: StorageDep,
+                             settings: SettingsDep) -> ComparisonPublic:
+    run = await run_in_threadpool(storage.get_run, run_id)
+    stored = (run.final or {}).get("comparison")
+    if stored:
+        return ComparisonPublic(run_id=run_id, **stored)
+    task = await run_in_threadpool(storage.find_task_spec, run.dataset_id)
+    if task is None or not task.human_law:
+        raise NotFoundError(f"run {run_id}'s dataset has no human law to compare with; "
+                            f"POST a law to /runs/{run_id}/compare")
+    human = {"name": "human", "lines": task.human_law["lines"], "constants": task.human_law.get("constants")}
+    return await _compare(request, storage, settings, run_id, human)
+
+
+@router.post("/{run_id}/compare", response_model=ComparisonPublic,
+             summary="The discovered law against a law you post, with the same protocol")
+async def compare_with_posted(run_id: int, law: LawCreate, request: Request, storage: StorageDep,
+                              settings: SettingsDep) -> ComparisonPublic:
+    lines = [law.lines] if isinstance(law.lines, str) else law.lines
+    return await _compare(request, storage, settings, run_id, {"name": law.name, "lines": lines})
+
+
+async def _compare(request: Request, storage, settings, run_id: int, other: dict) -> ComparisonPublic:
+    inputs = await run_in_threadpool(comparison_inputs, storage, run_id)
+    limiter: CapacityLimiter = request.app.state.compare_limiter
+    options = FitOptions(time_limit=settings.compare_time_limit)
+    result = await run_in_threadpool_limited(limiter, run_comparison, inputs, other, options)
+    return ComparisonPublic(run_id=run_id, **result)
+
+
+async def run_in_threadpool_limited(limiter: CapacityLimiter, fn, *args):
+    import anyio.to_thread
+
+    return await anyio.to_thread.run_sync(lambda: fn(*args), limiter=limiter)

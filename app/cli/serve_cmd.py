@@ -1,0 +1,133 @@
+"""``sld serve`` (the API with embedded workers) and ``sld worker`` (standalone workers).
+
+Workers are separate processes, not threads: a search is CPU-bound Python and
+would starve the API of the GIL.  They share nothing but the database.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import typer
+
+from app.cli import cli
+
+URL_HELP = "Database URL (default: DATABASE_URL, else sqlite:///./sld.db)."
+
+
+def _use_database(database_url: str | None) -> None:
+    """Make the URL the process's (and its workers') setting."""
+    from app.core.config import get_settings
+
+    if database_url:
+        os.environ["DATABASE_URL"] = database_url
+        os.environ.pop("SLD_DATABASE_URL", None)
+    get_settings.cache_clear()
+
+
+def _check_database() -> str:
+    """Open the storage once: creates an empty schema, refuses an outdated one (one-line error)."""
+    from app.core.config import get_settings
+    from app.main import open_storage
+
+    storage = open_storage(get_settings())
+    try:
+        return storage.info()["backend"]
+    finally:
+        storage.close()
+
+
+class _WorkerPool:
+    """Worker processes, restarted if one dies; stopped with SIGTERM (they release their runs)."""
+
+    def __init__(self, n: int, args: list[str] | None = None):
+        self.n, self.args = n, args or []
+        self.procs: list[subprocess.Popen] = []
+        self._stopping = threading.Event()
+        self._watch = threading.Thread(target=self._supervise, daemon=True)
+
+    def start(self) -> "_WorkerPool":
+        self.procs = [self._spawn() for _ in range(self.n)]
+        self._watch.start()
+        return self
+
+    def _spawn(self) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-m", "app.worker", *self.args], env=dict(os.environ))
+
+    def _supervise(self) -> None:
+        while not self._stopping.wait(2.0):
+            for i, p in enumerate(self.procs):
+                if p.poll() is not None and not self._stopping.is_set() and not self.args:
+                    typer.echo(f"worker process {p.pid} exited ({p.returncode}); starting another", err=True)
+                    self.procs[i] = self._spawn()
+
+    def wait(self) -> int:
+        return max((p.wait() for p in self.procs), default=0)
+
+    def stop(self, grace: float = 30.0) -> None:
+        self._stopping.set()
+        for p in self.procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        for p in self.procs:
+            try:
+                p.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+@cli.command("serve")
+def serve(
+    host: str = typer.Option("127.0.0.1", help="Interface to listen on (0.0.0.0 for all)."),
+    port: int = typer.Option(8000, help="Port."),
+    workers: int = typer.Option(None, "--workers", "-w",
+                                help="Embedded worker processes (default SLD_EMBEDDED_WORKERS, 1); 0: API only."),
+    api_workers: int = typer.Option(1, "--api-workers", help="uvicorn processes serving the API."),
+    database_url: str = typer.Option(None, "--database-url", help=URL_HELP),
+    log_level: str = typer.Option("info", help="uvicorn log level."),
+):
+    """Start the REST API (docs at /docs) with embedded workers that execute queued runs."""
+    import uvicorn
+
+    from app.core.config import get_settings
+
+    _use_database(database_url)
+    backend = _check_database()
+    n = get_settings().embedded_workers if workers is None else workers
+    typer.echo(f"sld serve: http://{host}:{port} (docs at /docs), {backend} database, {n} worker process(es)")
+    pool = _WorkerPool(n).start() if n > 0 else None
+    try:
+        uvicorn.run("app.main:app", host=host, port=port, workers=api_workers, log_level=log_level)
+    finally:
+        if pool is not None:
+            pool.stop()
+
+
+@cli.command("worker")
+def worker(
+    processes: int = typer.Option(1, "--processes", "-p", help="Worker processes to run."),
+    database_url: str = typer.Option(None, "--database-url", help=URL_HELP),
+    max_runs: int = typer.Option(None, "--max-runs", help="Exit after executing this many runs (each process)."),
+    exit_when_idle: bool = typer.Option(False, "--exit-when-idle", help="Exit when no run is queued."),
+):
+    """Execute queued runs (many workers on many machines can share one PostgreSQL)."""
+    _use_database(database_url)
+    _check_database()
+    if processes == 1:
+        from app.worker import main
+
+        main(max_runs=max_runs, exit_when_idle=exit_when_idle)
+        return
+    args = ([f"--max-runs={max_runs}"] if max_runs else []) + (["--exit-when-idle"] if exit_when_idle else [])
+    pool = _WorkerPool(processes, args)
+    pool.start()
+    signal.signal(signal.SIGTERM, lambda *_: pool.stop())
+    try:
+        raise SystemExit(pool.wait())
+    except KeyboardInterrupt:
+        pool.stop()

@@ -1,0 +1,48 @@
+"""All service settings in one pydantic-settings class (environment variables, or a .env file).
+
+``DATABASE_URL`` (also ``SLD_DATABASE_URL``) picks the database; every other
+setting is ``SLD_<NAME>``, e.g. ``SLD_MAX_PAYLOAD_BYTES=10000000``.
+"""
+from __future__ import annotations
+
+import functools
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SLD_", env_file=".env", extra="ignore", populate_by_name=True)
+
+    database_url: str = Field("sqlite:///./sld.db",
+                              validation_alias=AliasChoices("DATABASE_URL", "SLD_DATABASE_URL"))
+    db_pool_size: int = Field(10, ge=1)       # PostgreSQL connections kept per process
+    db_max_overflow: int = Field(20, ge=0)
+    create_schema: bool = True                # an empty database gets the schema at start-up
+
+    # API
+    max_payload_bytes: int = Field(32 * 1024 * 1024, ge=1024)  # larger request bodies get 413
+    max_rows_per_request: int = Field(1_000_000, ge=1)
+    page_limit_default: int = Field(50, ge=1)
+    page_limit_max: int = Field(500, ge=1)
+    compare_time_limit: float = Field(20.0, gt=0)  # seconds per law fit in a posted comparison
+    compare_concurrency: int = Field(2, ge=1)      # comparisons fitted at once; more wait
+
+    # workers
+    embedded_workers: int = Field(1, ge=0)    # worker processes `sld serve` starts next to the API
+    heartbeat_interval: float = Field(5.0, gt=0)
+    stale_after: float = Field(60.0, gt=0)    # a running run silent this long is re-claimed
+    poll_interval: float = Field(1.0, gt=0)
+    eval_workers: int = Field(1, ge=1)        # processes evaluating candidates inside one run
+
+    # run defaults
+    default_budget: int = Field(300, ge=1)
+    max_budget: int = Field(100_000, ge=1)
+
+    def engine_kwargs(self) -> dict:
+        return {"pool_size": self.db_pool_size, "max_overflow": self.db_max_overflow}
+
+
+@functools.lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

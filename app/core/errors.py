@@ -1,0 +1,71 @@
+"""Errors become one-line JSON answers ``{"detail": "..."}`` that name the problem; never a traceback."""
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from agent.errors import SldError
+from agent.storage.errors import ConflictError, NotFoundError, RunLost, SchemaOutdated
+
+log = logging.getLogger("sld.api")
+
+
+class Busy(SldError):
+    """Too many expensive requests at once; try again."""
+
+
+def status_for(exc: SldError) -> int:
+    if isinstance(exc, NotFoundError):
+        return 404
+    if isinstance(exc, (ConflictError, RunLost)):
+        return 409
+    if isinstance(exc, (SchemaOutdated, Busy)):
+        return 503
+    return 422  # DataError, LawError, FitError and any other problem with what was sent
+
+
+def describe_validation(exc: RequestValidationError) -> str:
+    """Pydantic's error list as one line: ``body.budget: Input should be ... (and 2 more)``."""
+    errors = exc.errors()
+    if not errors:
+        return "invalid request"
+    first = errors[0]
+    loc = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+    msg = first.get("msg", "invalid value")
+    if first.get("type") == "json_invalid":
+        ctx = first.get("ctx") or {}
+        return f"malformed JSON: {ctx.get('error', msg)}"
+    if first.get("type") == "extra_forbidden":
+        msg = "unknown field"
+    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    return f"{loc}: {msg}{more}" if loc else f"{msg}{more}"
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(SldError)
+    async def _sld_error(_request: Request, exc: SldError):
+        return JSONResponse({"detail": str(exc)}, status_code=status_for(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Request, exc: RequestValidationError):
+        return JSONResponse({"detail": describe_validation(exc), "errors": _jsonable_errors(exc)},
+                            status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_request: Request, exc: StarletteHTTPException):
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception):
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        return JSONResponse({"detail": f"internal error ({type(exc).__name__}); see the server log"},
+                            status_code=500)
+
+
+def _jsonable_errors(exc: RequestValidationError) -> list[dict]:
+    return [{"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", "")), "type": e.get("type", "")}
+            for e in exc.errors()]

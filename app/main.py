@@ -1,0 +1,66 @@
+"""The FastAPI application: ``uvicorn app.main:app`` (``sld serve`` adds the embedded worker).
+
+Routes validate, store, queue and read; the CPU-heavy search runs in workers.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+
+from anyio import CapacityLimiter
+from fastapi import FastAPI
+
+from agent.storage import BaseStorage
+from app.api.routes import datasets, health, predict, runs, tasks
+from app.core import errors
+from app.core.config import Settings, get_settings
+from app.core.limits import BodySizeLimit
+
+log = logging.getLogger("sld.api")
+
+DESCRIPTION = """\
+Send experiment results, run a law search on them, get the law that predicts the big run.
+
+Journey: `POST /datasets` (JSON rows or CSV) -> `POST /runs` (202, queued) -> `GET /runs/{id}`
+(progress) -> `GET /runs/{id}/best` -> `POST /runs/{id}/compare` -> `POST /predict`.
+"""
+
+
+def open_storage(settings: Settings) -> BaseStorage:
+    from agent.storage.rdb import RDBStorage
+
+    return RDBStorage(settings.database_url, engine_kwargs=settings.engine_kwargs(),
+                      create_schema=settings.create_schema)
+
+
+def create_app(settings: Settings | None = None, storage: BaseStorage | None = None) -> FastAPI:
+    settings = settings or get_settings()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI):
+        owned = storage is None
+        app.state.storage = open_storage(settings) if owned else storage
+        try:
+            yield
+        finally:
+            if owned:
+                app.state.storage.close()
+
+    app = FastAPI(title="sld", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
+    app.state.settings = settings
+    app.state.compare_limiter = CapacityLimiter(settings.compare_concurrency)
+    if storage is not None:
+        app.state.storage = storage
+    errors.install(app)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_payload_bytes)
+    for module in (health, datasets, tasks, runs, predict):
+        app.include_router(module.router)
+    return app
+
+
+def __getattr__(name: str):
+    # ``app.main:app`` for uvicorn, built on first access so that importing this module stays cheap.
+    if name == "app":
+        globals()["app"] = create_app()
+        return globals()["app"]
+    raise AttributeError(name)

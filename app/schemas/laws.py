@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent.search.records import Candidate
+
+
+def _finite(x: float | None) -> float | None:
+    return None if x is None or x != x or x in (float("inf"), float("-inf")) else x
+
+
+class CandidatePublic(BaseModel):
+    id: int
+    generation: int
+    lines: list[str]
+    proposer: str
+    status: str
+    reason: str | None
+    parent_ids: list[int]
+    island: int
+    n_constants: int
+    complexity: int
+    score: float | None = Field(description="selection score on validation (higher is better); null if rejected")
+    validation: dict[str, Any]
+    constants: dict[str, dict[str, float]] = Field(description="fitted on the fit split, per group")
+    seconds: float
+    meta: dict[str, Any]
+
+    @classmethod
+    def of(cls, c: Candidate) -> "CandidatePublic":
+        return cls(id=c.id, generation=c.generation, lines=list(c.lines), proposer=c.proposer, status=c.status,
+                   reason=c.reason, parent_ids=list(c.parent_ids), island=c.island, n_constants=c.n_constants,
+                   complexity=c.complexity, score=_finite(c.score),
+                   validation={k: (_finite(v) if isinstance(v, float) else v) for k, v in c.validation.items()},
+                   constants=c.constants, seconds=c.seconds, meta=c.meta)
+
+
+class LineageStep(BaseModel):
+    id: int
+    generation: int
+    proposer: str
+    lines: list[str]
+    score: float | None
+
+
+class BestLawPublic(BaseModel):
+    run_id: int
+    dataset_id: int
+    run_state: str
+    final: bool = Field(description="true: refitted on all training rows at the end of the run; "
+                                    "false: the best candidate so far (constants from the fit split)")
+    candidate_id: int | None
+    lines: list[str]
+    text: str
+    latex: str
+    sympy: dict[str, str] = Field(description="each target's expression as sympy prints it")
+    inputs: list[str]
+    targets: list[str]
+    group: str | None
+    constants: dict[str, dict[str, float]]
+    n_constants: int
+    complexity: int
+    score: float | None
+    validation: dict[str, Any]
+    train: dict[str, Any] = Field(default_factory=dict)
+    test: dict[str, Any] | None = None
+    proposer: str | None = None
+    lineage: list[LineageStep] = Field(default_factory=list, description="ancestors, nearest first")
+
+
+class PredictCreate(BaseModel):
+    """Predict with a run's law (``run_id``; ``candidate_id`` for one candidate) or a posted law."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"run_id": 1, "points": [{"N": 1e10, "D": 2e11}]},
+        {"lines": ["loss = E + A / N ** alpha"], "constants": {"E": 1.7, "A": 400, "alpha": 0.34},
+         "points": [{"N": 1e10}]}]})
+
+    run_id: int | None = None
+    candidate_id: int | None = None
+    lines: list[str] | str | None = None
+    constants: dict[str, Any] | None = Field(
+        None, description="posted law: {name: value}, or {group: {name: value}} for per-group constants")
+    inputs: list[str] | None = Field(None, description="posted law: default the keys of the points")
+    targets: list[str] | None = Field(None, description="posted law: default the name on the last line")
+    group: str | None = Field(None, description="the key of each point that names its group")
+    points: list[dict[str, Any]] = Field(min_length=1, max_length=100_000)
+
+
+class PredictPublic(BaseModel):
+    lines: list[str]
+    targets: list[str]
+    predictions: list[dict[str, float]]
+    source: str = Field(description="where the law and its constants come from")
+
+
+class LawCreate(BaseModel):
+    """A law to compare with: lines over the run's input columns; constants are fitted."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"name": "Chinchilla", "lines": ["loss = E + A / N ** alpha + B / D ** beta"]}]})
+
+    name: str = Field("posted", max_length=100)
+    lines: list[str] | str
+
+
+class LawScores(BaseModel):
+    name: str
+    lines: list[str]
+    n_constants: int
+    validation: dict[str, Any] = Field(description="fit on the fit split, scored on the validation rows: "
+                                                   "overall and per group")
+    folds: list[dict[str, Any]] = Field(description="the same for every validation fold of the search")
+    test: dict[str, Any] | None = Field(None, description="refit on all training rows, scored on the held-out "
+                                                          "test rows (when the run has them)")
+    constants: dict[str, dict[str, float]] = Field(description="refitted on all training rows")
+    error: str | None = None
+    published_test: dict[str, Any] | None = Field(None, description="human law with its published constants")
+
+
+class ComparisonPublic(BaseModel):
+    run_id: int
+    protocol: dict[str, Any]
+    laws: list[LawScores]
+    best: str | None = Field(description="the law with the higher validation R²")

@@ -1,0 +1,104 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+
+from agent.storage.records import RunRecord
+
+_COLUMN = r"^[A-Za-z][A-Za-z0-9_]*$"
+
+
+class ProposerSpec(BaseModel):
+    """One proposer of a run and its share of the proposals."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["offline", "llm"]
+    weight: float = Field(1.0, gt=0, le=1000)
+    llm: dict[str, Any] | None = Field(
+        None, description="LLM settings (model, base_url, temperature, max_tokens, concurrency, max_calls, "
+                          "max_total_tokens, max_cost_usd, ...). The API key is never part of a run: "
+                          "workers read OPENAI_API_KEY from their environment.")
+
+
+class TestSplit(BaseModel):
+    """Rows whose ``column`` equals ``value`` are held out: never searched, scored once at the end."""
+
+    model_config = ConfigDict(extra="forbid")
+    __test__ = False  # not a pytest test class
+
+    column: str = Field(min_length=1)
+    value: str = "test"
+
+
+class RunCreate(BaseModel):
+    """A discovery run.  Columns default to the dataset's task (for an imported SLDBench task)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, json_schema_extra={"examples": [{
+        "dataset_id": 1, "inputs": ["N", "D"], "targets": ["loss"], "group": None, "axis": ["N", "D"],
+        "max_constants": 6, "budget": 300, "seed": 0}]})
+
+    dataset_id: int
+    inputs: list[str] | None = Field(None, min_length=1)
+    targets: list[str] | None = Field(None, min_length=1)
+    group: str | None = Field(None, description="one law form, constants fitted per value of this column")
+    axis: list[str] | None = Field(
+        None, description="columns to extrapolate along (their product is the scale); [] for none; "
+                          "default: the task's, else every input with only positive values")
+    max_constants: int | None = Field(None, ge=1, le=200, validation_alias=AliasChoices("max_constants", "cap"),
+                                      description="the constant cap per group (alias: cap); default 8")
+    budget: int | None = Field(None, ge=1, description="candidates to evaluate")
+    seed: int = Field(0, ge=0)
+    time_limit: float | None = Field(None, gt=0, description="seconds of search")
+    patience: int | None = Field(None, ge=1, description="stop after this many generations without improvement")
+    proposers: list[ProposerSpec] | None = Field(None, min_length=1, description="default: offline only")
+    test_split: TestSplit | None = Field(None, description="default: the task's held-out test rows, if any")
+    description: str = Field("", max_length=2000)
+
+    @field_validator("inputs", "targets", "axis")
+    @classmethod
+    def _names(cls, value):
+        import re
+
+        for name in value or ():
+            if not re.match(_COLUMN, name):
+                raise ValueError(f"{name!r} cannot be used in a law (letters, digits and _ only, starting with a letter)")
+        if value is not None and len(set(value)) != len(value):
+            raise ValueError("a column is listed twice")
+        return value
+
+
+class RunPublic(BaseModel):
+    id: int
+    dataset_id: int
+    state: str
+    spec: dict[str, Any]
+    progress: dict[str, Any] = Field(description="candidates, generation, best_score, best_validation_r2, "
+                                                 "elapsed, budget, proposers' usage")
+    best_score: float | None
+    cancel_requested: bool
+    worker_id: str | None
+    attempts: int
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    heartbeat_at: datetime | None
+    error: str | None
+    final: dict[str, Any] | None = Field(None, description="the best law refitted on all training rows")
+
+    @classmethod
+    def of(cls, run: RunRecord, *, with_final: bool = True) -> "RunPublic":
+        return cls(id=run.id, dataset_id=run.dataset_id, state=run.state.value, spec=run.spec,
+                   progress=run.progress, best_score=run.best_score, cancel_requested=run.cancel_requested,
+                   worker_id=run.worker_id, attempts=run.attempts, created_at=run.created_at,
+                   started_at=run.started_at, finished_at=run.finished_at, heartbeat_at=run.heartbeat_at,
+                   error=run.error, final=run.final if with_final else None)
+
+
+class EventPublic(BaseModel):
+    id: int
+    kind: str
+    payload: dict[str, Any]
+    created_at: datetime

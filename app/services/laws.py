@@ -1,0 +1,191 @@
+"""Reading laws out of runs, and predicting with them (evaluation only: cheap enough for a request)."""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import sympy as sp
+
+from agent.errors import DataError, LawError
+from agent.expressions import Law, parse_law
+from agent.fitting import predict as predict_rows
+from agent.problem import DEFAULT_GROUP, Problem, make_table
+from agent.storage import BaseStorage, NotFoundError, RunRecord
+from app.schemas.laws import BestLawPublic, LineageStep, PredictCreate, PredictPublic
+
+MAX_LINEAGE = 50
+
+
+def best_law(storage: BaseStorage, run: RunRecord) -> BestLawPublic:
+    spec = run.spec
+    final = run.final
+    if final and final.get("law"):
+        cand = storage.get_candidates(run.id, [final["candidate_id"]]) if final.get("candidate_id") is not None else []
+        source = cand[0] if cand else None
+        lines = list(final["law"])
+        return _public(run, lines, final["constants"], final=True, candidate_id=final.get("candidate_id"),
+                       score=run.best_score if source is None else source.score, validation=final.get("validation", {}),
+                       train=final.get("train", {}), test=final.get("test"),
+                       proposer=source.proposer if source else None, lineage=_lineage(storage, run.id, source))
+    best = storage.best_candidate(run.id)
+    if best is None:
+        n = run.progress.get("candidates", 0)
+        raise NotFoundError(f"run {run.id} has no fitted law yet (state {run.state.value}, {n} candidate(s) evaluated)")
+    return _public(run, list(best.lines), best.constants, final=False, candidate_id=best.id, score=best.score,
+                   validation=best.validation, train={}, test=None, proposer=best.proposer,
+                   lineage=_lineage(storage, run.id, best))
+
+
+def _public(run: RunRecord, lines, constants, **kw) -> BestLawPublic:
+    spec = run.spec
+    law = parse_law(lines, spec["inputs"], spec["targets"])
+    score = kw.pop("score")
+    return BestLawPublic(
+        run_id=run.id, dataset_id=run.dataset_id, run_state=run.state.value, lines=list(law.lines),
+        text="\n".join(law.lines), latex=law.latex(), sympy={t: str(e) for t, e in law.sympy().items()},
+        inputs=list(law.inputs), targets=list(law.targets), group=spec.get("group"), constants=constants,
+        n_constants=law.n_constants, complexity=law.complexity,
+        score=None if score is None or not np.isfinite(score) else float(score), **kw)
+
+
+def _lineage(storage: BaseStorage, run_id: int, cand) -> list[LineageStep]:
+    """Ancestors through first parents, nearest first."""
+    steps, seen = [], set()
+    while cand is not None and cand.parent_ids and len(steps) < MAX_LINEAGE:
+        parent_id = cand.parent_ids[0]
+        if parent_id in seen:
+            break
+        seen.add(parent_id)
+        found = storage.get_candidates(run_id, [parent_id])
+        if not found:
+            break
+        cand = found[0]
+        steps.append(LineageStep(id=cand.id, generation=cand.generation, proposer=cand.proposer,
+                                 lines=list(cand.lines), score=cand.score if np.isfinite(cand.score) else None))
+    return steps
+
+
+# ---------------------------------------------------------------- predictions
+
+def predict(storage: BaseStorage, req: PredictCreate) -> PredictPublic:
+    if req.run_id is not None:
+        if req.lines is not None or req.constants is not None:
+            raise DataError("give either run_id (and candidate_id) or a law's lines and constants, not both")
+        law, constants, group, source = _run_law(storage, req.run_id, req.candidate_id)
+    else:
+        if req.candidate_id is not None:
+            raise DataError("candidate_id needs the run_id it belongs to")
+        if req.lines is None or req.constants is None:
+            raise DataError("give run_id, or a law's 'lines' and 'constants'")
+        law, constants, group, source = _posted_law(req)
+    values = predict_points(law, constants, req.points, group)
+    rows = [{t: float(v) for t, v in zip(law.targets, row)} for row in values]
+    return PredictPublic(lines=list(law.lines), targets=list(law.targets), predictions=rows, source=source)
+
+
+def _run_law(storage: BaseStorage, run_id: int, candidate_id: int | None):
+    run = storage.get_run(run_id)
+    spec = run.spec
+    if candidate_id is not None:
+        cand = storage.get_candidate(run_id, candidate_id)
+        if not cand.ok:
+            raise DataError(f"candidate {candidate_id} of run {run_id} was rejected ({cand.reason}); it has no constants")
+        lines, constants, source = cand.lines, cand.constants, f"run {run_id}, candidate {candidate_id} (fit split)"
+    else:
+        best = best_law(storage, run)
+        lines, constants = best.lines, best.constants
+        source = (f"run {run_id}, final law (candidate {best.candidate_id}, refitted on all training rows)"
+                  if best.final else f"run {run_id}, best candidate so far ({best.candidate_id})")
+    return parse_law(lines, spec["inputs"], spec["targets"]), constants, spec.get("group"), source
+
+
+def _posted_law(req: PredictCreate):
+    lines = [req.lines] if isinstance(req.lines, str) else list(req.lines)
+    keys = list(dict.fromkeys(k for p in req.points for k in p))
+    inputs = req.inputs or [k for k in keys if k != req.group]
+    targets = req.targets or [_last_target(lines)]
+    law = parse_law(lines, [i for i in inputs if i not in targets], targets)
+    constants = normalize_constants(req.constants, law)
+    return law, constants, req.group, "posted law"
+
+
+def _last_target(lines: Sequence[str]) -> str:
+    text = "\n".join(lines).strip().splitlines()
+    last = text[-1] if text else ""
+    if "=" not in last:
+        raise LawError("each law line must look like 'name = expression'")
+    return last.split("=", 1)[0].strip()
+
+
+def normalize_constants(constants: Mapping[str, Any], law: Law) -> dict[str, dict[str, float]]:
+    """``{name: value}`` (one set) or ``{group: {name: value}}`` (per group) -> per group, checked."""
+    if all(isinstance(v, Mapping) for v in constants.values()) and constants:
+        per_group = {str(g): dict(v) for g, v in constants.items()}
+    else:
+        per_group = {DEFAULT_GROUP: dict(constants)}
+    for group, values in per_group.items():
+        missing = [c for c in law.constants if c not in values]
+        if missing:
+            where = "" if group == DEFAULT_GROUP else f" for group {group!r}"
+            raise LawError(f"no value{where} for constant(s) {', '.join(missing)} (the law's constants: "
+                           f"{', '.join(law.constants) or 'none'})")
+        for name, v in values.items():
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
+                raise DataError(f"constant {name!r} must be a finite number, not {v!r}")
+        per_group[group] = {c: float(values[c]) for c in law.constants}
+    return per_group
+
+
+def predict_points(law: Law, constants: dict[str, dict[str, float]], points: list[dict[str, Any]],
+                   group: str | None) -> np.ndarray:
+    df = pd.DataFrame(points)
+    problem = Problem(inputs=law.inputs, targets=law.targets, group=group if group in df.columns else None)
+    if group and group not in df.columns and len(constants) > 1:
+        raise DataError(f"each point needs its group in {group!r} (groups: {', '.join(list(constants)[:10])})")
+    table = make_table(df, problem, require_targets=False)
+    groups = table.groups
+    if problem.group is None:
+        if len(constants) != 1:
+            raise DataError(f"the law has constants for {len(constants)} groups; "
+                            f"give each point its group ({group or 'group'} key)")
+        groups = np.full(len(table), next(iter(constants)), dtype=object)
+    try:
+        values = predict_rows(law, table, constants, groups)
+    except Exception as exc:  # FitError for unknown groups, names them
+        raise DataError(str(exc)) from None
+    bad = np.flatnonzero(~np.all(np.isfinite(values), axis=1))
+    if len(bad):
+        i = int(bad[0])
+        raise LawError(f"the prediction at point {i + 1} is not finite: "
+                       f"{explain_non_finite(law, table, constants, groups, i)}")
+    return values
+
+
+def explain_non_finite(law: Law, table, constants, groups, row: int) -> str:
+    """Name the operation that broke: a log or sqrt of a non-positive value, a fractional
+    power of a negative one, or an overflow."""
+    point = {name: float(table.X[name][row]) for name in law.inputs}
+    values = {**point, **constants[groups[row]]}
+    subs = {sp.Symbol(k): v for k, v in values.items()}
+    where = ", ".join(f"{k}={v:g}" for k, v in point.items())
+    for expr in law.expressions:
+        for node in sp.preorder_traversal(expr):
+            if isinstance(node, sp.log) or (isinstance(node, sp.Pow) and node.exp == sp.Rational(1, 2)):
+                arg = node.args[0]
+                v = _num(arg, subs)
+                if v is not None and v <= 0:
+                    kind = "log" if isinstance(node, sp.log) else "sqrt"
+                    return f"{kind} of a non-positive value ({kind}({arg}) with {arg} = {v:g}) at {where}"
+            elif isinstance(node, sp.Pow) and not node.exp.is_integer:
+                base = _num(node.base, subs)
+                if base is not None and base < 0:
+                    return f"a fractional power of a negative value ({node.base} = {base:g}) at {where}"
+    return f"the value overflows or divides by zero at {where}"
+
+
+def _num(expr, subs) -> float | None:
+    try:
+        return float(sp.N(expr.subs(subs)))
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,240 @@
+"""The worker: claims queued runs and executes them with the search engine.
+
+Each generation's candidates and the search state after it are saved in one
+transaction, so a worker killed at any moment loses and duplicates nothing:
+another worker re-claims the run once its heartbeat is stale and resumes from
+the last checkpoint, producing exactly the candidates an uninterrupted run
+would.  A heartbeat thread keeps the claim alive during long generations and
+notices cancellation; cancellation and shutdown take effect between generations.
+
+``python -m app.worker`` runs one worker (``sld worker`` starts several).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import threading
+import traceback
+import uuid
+from typing import Any
+
+from agent.errors import SldError
+from agent.search import Search, SearchConfig, report_on_test
+from agent.storage import BaseStorage, Checkpoint, RunLost, RunRecord, RunState
+from app.core.config import Settings, get_settings
+from app.services.runspec import problem_of, split_rows
+
+log = logging.getLogger("sld.worker")
+
+
+def new_worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+class Worker:
+    def __init__(self, storage: BaseStorage, settings: Settings, *, worker_id: str | None = None,
+                 stop: threading.Event | None = None):
+        self.storage, self.settings = storage, settings
+        self.worker_id = worker_id or new_worker_id()
+        self.stop = stop or threading.Event()
+
+    def run_forever(self, *, max_runs: int | None = None, exit_when_idle: bool = False) -> int:
+        """Claim and execute runs until stopped; returns how many runs it executed."""
+        done = 0
+        while not self.stop.is_set() and (max_runs is None or done < max_runs):
+            if self.run_once() is None:
+                if exit_when_idle:
+                    break
+                self.stop.wait(self.settings.poll_interval)
+            else:
+                done += 1
+        return done
+
+    def run_once(self) -> RunRecord | None:
+        run = self.storage.claim_run(self.worker_id, stale_after=self.settings.stale_after)
+        if run is None:
+            return None
+        log.info("worker %s claimed run %s (attempt %s)", self.worker_id, run.id, run.attempts)
+        _RunExecution(self, run).execute()
+        return run
+
+
+class _RunExecution:
+    def __init__(self, worker: Worker, run: RunRecord):
+        self.worker, self.run = worker, run
+        self.storage, self.wid = worker.storage, worker.worker_id
+        self.cancelled, self.lost, self.beat_stop = threading.Event(), threading.Event(), threading.Event()
+
+    def execute(self) -> None:
+        beat = threading.Thread(target=self._heartbeat, name=f"heartbeat-{self.run.id}", daemon=True)
+        beat.start()
+        search = None
+        try:
+            search = self._open_search()
+            self._loop(search)
+        except RunLost as exc:
+            log.warning("run %s: %s", self.run.id, exc)
+        except Exception as exc:  # a failed run is recorded, the worker carries on
+            self._fail(exc)
+        finally:
+            self.beat_stop.set()
+            beat.join()
+            if search is not None:
+                search.close()
+
+    # ------------------------------------------------------------ steps
+
+    def _open_search(self) -> Search:
+        spec = self.run.spec
+        problem = problem_of(spec)
+        self.train, self.test = split_rows(self.storage.load_rows(self.run.dataset_id), spec)
+        config = SearchConfig(budget=int(spec["budget"]), seed=int(spec.get("seed", 0)),
+                              time_limit=spec.get("time_limit"), patience=spec.get("patience"),
+                              workers=self.worker.settings.eval_workers)
+        proposers = build_proposers(spec.get("proposers") or [])
+        checkpoint = self.storage.load_checkpoint(self.run.id)
+        if checkpoint is None:
+            return Search(problem, self.train, config, proposers)
+        log.info("run %s resumes from generation %s", self.run.id, checkpoint.generation)
+        return Search.from_state(problem, self.train, checkpoint.state, config, proposers)
+
+    def _loop(self, search: Search) -> None:
+        while not search.done:
+            if self.lost.is_set():
+                raise RunLost(f"run {self.run.id} was taken over by another worker")
+            if self.cancelled.is_set():
+                return self._finish(search, RunState.CANCELLED)
+            if self.worker.stop.is_set():
+                self.storage.release_run(self.run.id, self.wid)
+                log.info("run %s released for another worker (shutdown)", self.run.id)
+                return None
+            new = search.step()
+            best = search.best
+            saved = self.storage.save_generation(
+                self.run.id, self.wid, candidates=new,
+                checkpoint=Checkpoint(self.run.id, search.generation, search.state_dict()),
+                progress=progress_of(search), best_score=None if best is None else best.score,
+                events=search.drain_events())
+            if saved.cancel_requested:
+                self.cancelled.set()
+        self._finish(search, RunState.DONE)
+
+    def _finish(self, search: Search, state: RunState) -> None:
+        final, error = None, None
+        if search.best is not None:
+            final = search.finalize().to_dict()
+            final.update(self._reports(search, final))
+        elif state is RunState.DONE:
+            state, error = RunState.FAILED, "no candidate law could be fitted to the data"
+        best = search.best
+        self.storage.finish_run(self.run.id, self.wid, state, final=final, error=error,
+                                progress=progress_of(search), best_score=None if best is None else best.score)
+        log.info("run %s %s", self.run.id, state.value)
+
+    def _reports(self, search: Search, final: dict[str, Any]) -> dict[str, Any]:
+        """The one-time test score and the comparison with the task's human law."""
+        from agent.search import FinalLaw
+        from app.services.compare import compare_laws
+
+        out: dict[str, Any] = {}
+        problem = search.problem
+        if len(self.test):
+            try:
+                out["test"] = report_on_test(FinalLaw.from_dict(final), problem, self.test)
+            except SldError as exc:
+                out["test_error"] = str(exc)
+        task = self.storage.find_task_spec(self.run.dataset_id)
+        if task is not None and task.human_law:
+            human = {"name": "human", "lines": task.human_law["lines"], "constants": task.human_law.get("constants")}
+            try:
+                out["comparison"] = compare_laws(problem, self.train, self.test,
+                                                 [{"name": "discovered", "lines": final["law"]}, human],
+                                                 seed=search.config.seed)
+            except SldError as exc:
+                out["comparison_error"] = str(exc)
+        return out
+
+    def _fail(self, exc: Exception) -> None:
+        if isinstance(exc, SldError):
+            message = str(exc)
+        else:
+            log.error("run %s failed:\n%s", self.run.id, traceback.format_exc())
+            message = f"internal error: {type(exc).__name__}: {exc}"
+        try:
+            self.storage.finish_run(self.run.id, self.wid, RunState.FAILED, error=message)
+        except RunLost:
+            pass
+
+    def _heartbeat(self) -> None:
+        interval = self.worker.settings.heartbeat_interval
+        while not self.beat_stop.wait(interval):
+            try:
+                record = self.storage.heartbeat(self.run.id, self.wid)
+            except RunLost:
+                self.lost.set()
+                return
+            except Exception as exc:  # a database hiccup: try again next beat
+                log.warning("heartbeat of run %s failed: %s", self.run.id, exc)
+                continue
+            if record.cancel_requested:
+                self.cancelled.set()
+
+
+def progress_of(search: Search) -> dict[str, Any]:
+    progress = dict(search.progress)
+    usage = {p.name: p.usage() for p, _ in search.proposers if p.usage()}
+    if usage:
+        progress["proposers"] = usage
+    return progress
+
+
+def build_proposers(specs: list[dict[str, Any]]):
+    """(proposer, weight) pairs from a stored run spec; None means the offline proposer alone."""
+    if not specs or all(p["kind"] == "offline" for p in specs):
+        return None
+    from agent.search import OfflineProposer
+
+    out = []
+    for p in specs:
+        if p["kind"] == "offline":
+            out.append((OfflineProposer(), float(p["weight"])))
+        else:
+            from agent.llm import LLMProposer, LLMSettings
+
+            out.append((LLMProposer(LLMSettings.model_validate(p["llm"])), float(p["weight"])))
+    return out
+
+
+def main(max_runs: int | None = None, exit_when_idle: bool = False) -> int:
+    """One worker process until SIGTERM/SIGINT (the current run is released, not lost)."""
+    from app.main import open_storage
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    settings = get_settings()
+    storage = open_storage(settings)
+    stop = threading.Event()
+
+    def _stop(signum, _frame):
+        log.info("signal %s: finishing the current generation, then stopping", signum)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    worker = Worker(storage, settings, stop=stop)
+    log.info("worker %s polling %s", worker.worker_id, storage.info()["backend"])
+    try:
+        return worker.run_forever(max_runs=max_runs, exit_when_idle=exit_when_idle)
+    finally:
+        storage.close()
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description="one sld worker process")
+    parser.add_argument("--max-runs", type=int, default=None)
+    parser.add_argument("--exit-when-idle", action="store_true")
+    args = parser.parse_args()
+    main(max_runs=args.max_runs, exit_when_idle=args.exit_when_idle)

@@ -1,0 +1,111 @@
+"""Predictions and comparisons: a run's law, a candidate, or a posted law; bad laws named."""
+from __future__ import annotations
+
+import pytest
+
+from tests.app.conftest import TRUE_LAW
+
+TRUE_LINES = ["loss = E + A * N ** -0.3"]
+TRUE_CONSTANTS = {g: {"E": E, "A": A} for g, (E, A) in TRUE_LAW.items()}
+
+
+def test_a_posted_law_predicts_at_new_points(client):
+    r = client.post("/predict", json={"lines": TRUE_LINES, "constants": {"E": 1.8, "A": 300.0},
+                                      "points": [{"N": 1e10}, {"N": 1e12}]})
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert out["targets"] == ["loss"] and out["source"] == "posted law"
+    assert out["predictions"][0]["loss"] == pytest.approx(1.8 + 300 * 1e10 ** -0.3)
+    assert out["predictions"][1]["loss"] == pytest.approx(1.8 + 300 * 1e12 ** -0.3)
+
+
+def test_posted_per_group_constants_follow_each_points_group(client):
+    r = client.post("/predict", json={"lines": TRUE_LINES, "constants": TRUE_CONSTANTS, "group": "group",
+                                      "points": [{"N": 1e10, "group": "b"}, {"N": 1e10, "group": "a"}]})
+    preds = [p["loss"] for p in r.json()["predictions"]]
+    assert preds == pytest.approx([2.1 + 250 * 1e10 ** -0.3, 1.8 + 300 * 1e10 ** -0.3])
+
+
+def test_a_runs_final_law_extrapolates_close_to_the_true_law(client, done_run):
+    r = client.post("/predict", json={"run_id": done_run["id"], "points": [{"N": 1e10, "group": "a"},
+                                                                          {"N": 1e10, "group": "b"}]})
+    assert r.status_code == 200, r.text
+    assert "final law" in r.json()["source"]
+    a, b = (p["loss"] for p in r.json()["predictions"])
+    assert a == pytest.approx(1.8 + 300 * 1e10 ** -0.3, rel=0.02)
+    assert b == pytest.approx(2.1 + 250 * 1e10 ** -0.3, rel=0.02)
+    best_id = client.get(f"/runs/{done_run['id']}/best").json()["candidate_id"]
+    one = client.post("/predict", json={"run_id": done_run["id"], "candidate_id": best_id,
+                                        "points": [{"N": 1e10, "group": "a"}]})
+    assert one.status_code == 200 and f"candidate {best_id}" in one.json()["source"]
+
+
+@pytest.mark.parametrize("body, message", [
+    ({"lines": ["loss = log(N - c)"], "constants": {"c": 10.0}, "points": [{"N": 100.0}, {"N": 5.0}]},
+     "the prediction at point 2 is not finite: log of a non-positive value (log(N - c) with N - c = -5) at N=5"),
+    ({"lines": ["loss = sqrt(c - N)"], "constants": {"c": 1.0}, "points": [{"N": 3.0}]},
+     "sqrt of a non-positive value"),
+    ({"lines": ["loss = (N - c) ** 0.5 + 1"], "constants": {"c": 1.0}, "points": [{"N": -3.0}]},
+     "sqrt of a non-positive value"),
+    ({"lines": ["loss = import_os(N)"], "constants": {}, "points": [{"N": 1.0}]}, "import_os"),
+    ({"lines": ["loss = a * N ** b"], "constants": {"a": 1.0}, "points": [{"N": 1.0}]},
+     "no value for constant(s) b"),
+    ({"lines": ["loss = a * N"], "constants": {"a": "x"}, "points": [{"N": 1.0}]}, "constant 'a' must be a finite number"),
+    ({"lines": ["loss = a * N"], "constants": {"a": 1.0}, "points": [{"M": 1.0}]}, "uses no input column"),
+    ({"lines": ["loss = a * N"], "constants": {"a": 1.0}, "inputs": ["N"], "points": [{"M": 1.0}]},
+     "missing column(s): N"),
+    ({"lines": ["loss = a * N"], "constants": {"a": 1.0}, "points": [{"N": "big"}]}, "column 'N' is not numeric"),
+    ({"lines": ["loss = a * N"], "constants": {"g1": {"a": 1.0}, "g2": {"a": 2.0}}, "points": [{"N": 1.0}]},
+     "give each point its group"),
+    ({"lines": ["loss = a * N"], "constants": {"g1": {"a": 1.0}}, "group": "g", "points": [{"N": 1.0, "g": "g9"}]},
+     "no constants for group(s) g9"),
+    ({"lines": ["loss = a * N"], "points": [{"N": 1.0}]}, "give run_id, or a law's 'lines' and 'constants'"),
+    ({"run_id": 1, "lines": ["loss = a"], "constants": {}, "points": [{"N": 1.0}]}, "not both"),
+    ({"lines": ["loss = a * N"], "constants": {"a": 1.0}, "points": []}, "points: List should have at least 1 item"),
+])
+def test_bad_predictions_are_refused_with_the_reason(client, body, message):
+    r = client.post("/predict", json=body)
+    assert r.status_code == 422, r.text
+    assert message in r.json()["detail"]
+
+
+def test_predicting_with_unknown_runs_or_candidates_is_404(client, done_run):
+    assert client.post("/predict", json={"run_id": 99, "points": [{"N": 1.0}]}).json()["detail"] == "run 99 not found"
+    r = client.post("/predict", json={"run_id": done_run["id"], "candidate_id": 999, "points": [{"N": 1.0}]})
+    assert r.status_code == 404 and r.json()["detail"] == f"run {done_run['id']} has no candidate 999"
+
+
+def test_a_posted_law_is_compared_with_the_same_protocol(client, done_run):
+    r = client.post(f"/runs/{done_run['id']}/compare", json={"name": "textbook", "lines": TRUE_LINES})
+    assert r.status_code == 200, r.text
+    cmp = r.json()
+    assert [law["name"] for law in cmp["laws"]] == ["discovered", "textbook"]
+    protocol = cmp["protocol"]
+    assert protocol["training_rows"] == 20 and protocol["validation_rows"] > 0 and protocol["test_rows"] == 0
+    for law in cmp["laws"]:
+        assert set(law["validation"]["groups"]) == {"a", "b"}
+        assert law["validation"]["overall"]["n_rows"] == protocol["validation_rows"]
+        assert len(law["folds"]) == protocol["folds"] and set(law["constants"]) == {"a", "b"}
+        assert law["test"] is None
+    textbook = cmp["laws"][1]
+    assert textbook["validation"]["overall"]["r2"] > 0.9
+    assert textbook["constants"]["a"]["E"] == pytest.approx(1.8, rel=0.05)
+    assert cmp["best"] in ("discovered", "textbook")
+
+
+def test_comparing_with_a_law_that_cannot_work_names_the_problem(client, done_run):
+    r = client.post(f"/runs/{done_run['id']}/compare", json={"lines": ["loss = c * M"]})
+    assert r.status_code == 422
+    assert r.json()["detail"] == "law 'posted': the expression for 'loss' uses no input column"
+    r = client.post(f"/runs/{done_run['id']}/compare", json={"name": "broken", "lines": ["loss = c * log(-N)"]})
+    assert r.status_code == 422
+    detail = r.json()["detail"]
+    assert detail.startswith("law 'broken' ")  # cannot be fitted, or its best fit is not finite
+    assert "log of a non-positive value (log(-N) with -N = -1e+06) at N=1e+06" in detail
+    r = client.post(f"/runs/{done_run['id']}/compare", json={"lines": "loss = exec(N)"})
+    assert r.status_code == 422 and "exec" in r.json()["detail"]
+
+
+def test_a_user_dataset_has_no_human_law_to_compare_with(client, done_run):
+    r = client.get(f"/runs/{done_run['id']}/compare")
+    assert r.status_code == 404 and f"POST a law to /runs/{done_run['id']}/compare" in r.json()["detail"]

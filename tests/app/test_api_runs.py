@@ -1,0 +1,192 @@
+"""Runs over HTTP: queued with 202, executed by a worker, watched, cancelled, read back."""
+from __future__ import annotations
+
+import pytest
+
+from agent.storage import RunState
+
+SPEC = {"inputs": ["N"], "targets": ["loss"], "group": "group", "max_constants": 4, "budget": 20}
+
+
+def test_a_run_is_queued_with_a_complete_spec(client, dataset_id):
+    spec = {k: v for k, v in SPEC.items() if k != "max_constants"}
+    r = client.post("/runs", json={"dataset_id": dataset_id, **spec, "seed": 3, "cap": 5})
+    assert r.status_code == 202, r.text
+    run = r.json()
+    assert run["state"] == "queued" and run["dataset_id"] == dataset_id and run["worker_id"] is None
+    spec = run["spec"]
+    assert spec["inputs"] == ["N"] and spec["targets"] == ["loss"] and spec["group"] == "group"
+    assert spec["axis"] == ["N"]  # default: the positive inputs (a scale)
+    assert (spec["max_constants"], spec["budget"], spec["seed"]) == (5, 20, 3)
+    assert spec["proposers"] == [{"kind": "offline", "weight": 1.0}] and spec["test_split"] is None
+    assert client.get(f"/runs/{run['id']}").json()["state"] == "queued"
+
+
+def test_a_worker_runs_it_to_done_with_progress_and_a_final_law(client, done_run):
+    progress = done_run["progress"]
+    assert progress["candidates"] == 20 and progress["generation"] >= 1 and progress["elapsed"] > 0
+    assert progress["best_validation_r2"] > 0.9
+    final = done_run["final"]
+    assert set(final["constants"]) == {"a", "b"} and final["law"]
+    assert done_run["attempts"] == 1 and done_run["finished_at"] is not None
+    kinds = [e["kind"] for e in client.get(f"/runs/{done_run['id']}/events").json()]
+    assert kinds[:2] == ["queued", "claimed"] and kinds[-1] == "done"
+
+
+def test_the_best_law_has_formula_constants_scores_and_lineage(client, done_run):
+    best = client.get(f"/runs/{done_run['id']}/best").json()
+    assert best["final"] and best["run_state"] == "done"
+    assert best["lines"] == done_run["final"]["law"] and best["text"] == "\n".join(best["lines"])
+    assert "loss" in best["sympy"] and best["latex"].startswith(r"\mathrm{loss}") or "loss" in best["latex"]
+    assert set(best["constants"]) == {"a", "b"} and best["n_constants"] <= 4
+    assert best["validation"]["r2"] > 0.9 and best["train"]["r2"] > 0.99
+    for step in best["lineage"]:
+        assert step["id"] < best["candidate_id"]
+    same = client.get(f"/datasets/{done_run['dataset_id']}/best-law").json()
+    assert same["run_id"] == done_run["id"] and same["lines"] == best["lines"]
+
+
+def test_the_leaderboard_sorts_and_pages(client, done_run):
+    url = f"/runs/{done_run['id']}/candidates"
+    page = client.get(url, params={"limit": 5}).json()
+    assert page["total"] == 20 and len(page["items"]) == 5
+    scores = [c["score"] for c in page["items"]]
+    assert scores == sorted(scores, reverse=True)
+    ok = client.get(url, params={"status": "ok", "sort": "complexity", "order": "asc", "limit": 500}).json()
+    complexities = [c["complexity"] for c in ok["items"]]
+    assert complexities == sorted(complexities) and all(c["status"] == "ok" for c in ok["items"])
+    by_id = client.get(url, params={"sort": "id", "order": "asc", "offset": 18}).json()
+    assert [c["id"] for c in by_id["items"]] == [18, 19]
+    one = client.get(f"{url}/3").json()
+    assert one["id"] == 3 and one["lines"]
+    bad = client.get(url, params={"sort": "lines"})
+    assert bad.status_code == 422 and "cannot sort by 'lines'" in bad.json()["detail"]
+
+
+def test_runs_are_listed_by_dataset_and_state(client, dataset_id, done_run):
+    queued = client.post("/runs", json={"dataset_id": dataset_id, **SPEC}).json()
+    listed = client.get("/runs", params={"dataset_id": dataset_id}).json()
+    assert [r["id"] for r in listed["items"]] == [queued["id"], done_run["id"]]
+    assert [r["id"] for r in client.get("/runs", params={"state": "done"}).json()["items"]] == [done_run["id"]]
+
+
+def test_cancelling_a_queued_run_is_immediate(client, worker, dataset_id):
+    run = client.post("/runs", json={"dataset_id": dataset_id, **SPEC}).json()
+    r = client.post(f"/runs/{run['id']}/cancel")
+    assert r.status_code == 200 and r.json()["state"] == "cancelled"
+    assert worker.run_once() is None
+    again = client.post(f"/runs/{run['id']}/cancel")
+    assert again.status_code == 409 and again.json()["detail"] == f"run {run['id']} is already cancelled"
+
+
+def test_a_running_run_stops_at_the_end_of_a_generation_when_cancelled(client, storage, worker, dataset_id,
+                                                                      monkeypatch):
+    run = client.post("/runs", json={"dataset_id": dataset_id, **SPEC, "budget": 200}).json()
+    save = storage.save_generation
+
+    def save_then_cancel(*args, **kwargs):  # the user cancels while generation 0 is being saved
+        record = save(*args, **kwargs)
+        if record.generation == 1:
+            storage.request_cancel(run["id"])
+        return record
+
+    monkeypatch.setattr(storage, "save_generation", save_then_cancel)
+    worker.run_once()
+    done = client.get(f"/runs/{run['id']}").json()
+    assert done["state"] == "cancelled" and done["progress"]["generation"] == 2
+    assert done["progress"]["candidates"] < 200
+    assert done["final"]["law"]  # the best law so far is still reported
+
+
+def test_a_run_that_cannot_fit_anything_fails_with_a_reason(client, worker):
+    flat = [{"x": x, "y": 1.0} for x in (1.0, 2.0, 3.0, 4.0)]  # a constant target: every law is rejected
+    ds = client.post("/datasets", json={"rows": flat}).json()
+    run = client.post("/runs", json={"dataset_id": ds["id"], "inputs": ["x"], "targets": ["y"], "budget": 5}).json()
+    worker.run_once()
+    failed = client.get(f"/runs/{run['id']}").json()
+    assert failed["state"] == "failed" and failed["error"] == "no candidate law could be fitted to the data"
+    assert failed["progress"]["candidates"] == 5
+
+
+def test_a_crashing_search_fails_its_run_and_the_worker_carries_on(client, worker, dataset_id, monkeypatch):
+    from agent.search import Search
+
+    first = client.post("/runs", json={"dataset_id": dataset_id, **SPEC}).json()
+    second = client.post("/runs", json={"dataset_id": dataset_id, **SPEC, "budget": 5}).json()
+    original = Search.step
+    monkeypatch.setattr(Search, "step", lambda self: (_ for _ in ()).throw(RuntimeError("disk on fire")))
+    worker.run_once()
+    monkeypatch.setattr(Search, "step", original)
+    worker.run_once()
+    crashed = client.get(f"/runs/{first['id']}").json()
+    assert crashed["state"] == "failed" and crashed["error"] == "internal error: RuntimeError: disk on fire"
+    assert client.get(f"/runs/{second['id']}").json()["state"] == "done"
+
+
+def test_too_few_training_rows_are_refused_when_the_run_is_queued(client):
+    ds = client.post("/datasets", json={"rows": [{"x": 1.0, "y": 2.0}, {"x": 2.0, "y": 3.0}]}).json()
+    r = client.post("/runs", json={"dataset_id": ds["id"], "inputs": ["x"], "targets": ["y"]})
+    assert r.status_code == 422 and r.json()["detail"] == "only 2 training row(s); a run needs at least 4"
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"targets": ["lossx"]}, "unknown column(s) 'lossx' (target); dataset"),
+    ({"inputs": ["N", "M"]}, "unknown column(s) 'M' (input)"),
+    ({"group": "grp"}, "unknown column(s) 'grp' (group)"),
+    ({"inputs": ["group"]}, "column 'group' (input) is not numeric (it holds text such as 'a')"),
+    ({"inputs": ["N"], "targets": ["N"]}, "cannot be both input and target"),
+    ({"group": "loss"}, "the group column 'loss' cannot also be an input or a target"),
+    ({"axis": ["D"]}, "unknown column(s) 'D' (axis)"),
+    ({"budget": 0}, "budget: Input should be greater than or equal to 1"),
+    ({"budget": 10**9}, "over the limit"),
+    ({"inputs": ["N-1"]}, "'N-1' cannot be used in a law"),
+    ({"colour": "red"}, "colour: unknown field"),
+    ({"test_split": {"column": "nope"}}, "unknown test_split column 'nope'"),
+    ({"test_split": {"column": "group", "value": "z"}}, "no row has group = 'z'"),
+    ({"proposers": [{"kind": "llm", "weight": 1}]}, "an 'llm' proposer needs llm settings"),
+    ({"proposers": [{"kind": "llm", "llm": {"model": "m", "api_key": "sk-x"}}]}, "API key is not accepted"),
+    ({"proposers": [{"kind": "llm", "llm": {"model": "m", "temperature": 9}}]}, "llm.temperature"),
+    ({"proposers": [{"kind": "gpt"}]}, "proposers.0.kind"),
+])
+def test_a_bad_run_spec_gets_a_422_naming_the_problem(client, dataset_id, change, message):
+    r = client.post("/runs", json={"dataset_id": dataset_id, **SPEC, **change})
+    assert r.status_code == 422, r.text
+    assert message in r.json()["detail"]
+    assert client.get("/runs").json()["total"] == 0
+
+
+def test_llm_settings_are_stored_with_the_run_without_any_key(client, dataset_id):
+    spec = {**SPEC, "proposers": [{"kind": "offline", "weight": 0.3},
+                                  {"kind": "llm", "weight": 0.7, "llm": {"model": "smollm2", "base_url": "http://localhost:9"}}]}
+    run = client.post("/runs", json={"dataset_id": dataset_id, **spec}).json()
+    assert run["spec"]["proposers"][1] == {"kind": "llm", "weight": 0.7,
+                                           "llm": {"model": "smollm2", "base_url": "http://localhost:9", "name": "llm"}}
+
+
+def test_unknown_run_ids_are_404(client):
+    for path in ["/runs/7", "/runs/7/best", "/runs/7/candidates", "/runs/7/events", "/runs/7/compare"]:
+        r = client.get(path)
+        assert r.status_code == 404 and r.json()["detail"] == "run 7 not found", path
+    assert client.post("/runs/7/cancel").status_code == 404
+    r = client.post("/runs", json={"dataset_id": 7, **SPEC})
+    assert r.status_code == 404 and r.json()["detail"] == "dataset 7 not found"
+
+
+def test_a_queued_run_has_no_best_law_yet(client, dataset_id):
+    run = client.post("/runs", json={"dataset_id": dataset_id, **SPEC}).json()
+    r = client.get(f"/runs/{run['id']}/best")
+    assert r.status_code == 404 and "has no fitted law yet (state queued" in r.json()["detail"]
+    r = client.get(f"/datasets/{dataset_id}/best-law")
+    assert r.status_code == 404 and r.json()["detail"] == f"dataset {dataset_id} has no finished run yet"
+
+
+def test_health_reports_the_database_and_queue(client, dataset_id):
+    client.post("/runs", json={"dataset_id": dataset_id, **SPEC})
+    h = client.get("/health").json()
+    assert h["status"] == "ok" and h["schema_revision"] == "0001" and h["queued_runs"] == 1
+    assert h["database"] in ("sqlite", "postgresql")
+
+
+def test_runs_state_enum_matches_the_api(client):
+    assert client.get("/runs", params={"state": "bogus"}).status_code == 422
+    assert {s.value for s in RunState} == {"queued", "running", "done", "failed", "cancelled"}
