@@ -17,6 +17,7 @@ from agent.errors import LawError
 from agent.expressions import parse_law
 from agent.fitting import FitOptions
 from agent.problem import Problem, axis_values, make_table
+from agent.search.compose import compose_best_lines
 from agent.search.evaluate import SEARCH_FIT, EvaluationContext, Selection
 from agent.search.final import FinalLaw, refit_final
 from agent.search.pool import Evaluator
@@ -182,6 +183,9 @@ class Search:
                 continue
             for proposer, n in self._allocate():
                 out.extend(self._unique(self._call(proposer, ctx, n), island=island))
+        composite = compose_best_lines(self.problem, self.candidates, self.config.selection.complexity_weight)
+        if composite is not None:
+            out.extend(self._unique([composite], island=int(self.rng.integers(self.config.islands))))
         return out
 
     def _call(self, proposer: Proposer, ctx: ProposalContext, n: int) -> list[Proposal]:

@@ -67,7 +67,7 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int) -> dict:
     out.update(lines=law.lines, canonical=law.canonical, n_constants=law.n_constants,
                complexity=law.complexity)
     try:
-        fold_r2, fold_nmse, first_fit = [], [], None
+        fold_r2, fold_nmse, target_nmse, first_fit = [], [], [], None
         for k, fold in enumerate(ctx.folds):
             fitted = fit_law(law, ctx.table.take(fold.fit), seed=seed + 7919 * k, options=ctx.fit_options)
             val = ctx.table.take(fold.validate)
@@ -75,6 +75,7 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int) -> dict:
             s = score(val.y, pred)
             fold_r2.append(s.r2)
             fold_nmse.append(s.nmse)
+            target_nmse.append([score(val.y[:, j], pred[:, j]).nmse for j in range(pred.shape[1])])
             if first_fit is None:
                 first_fit, first_scores = fitted, s
     except FitError as exc:
@@ -94,7 +95,9 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int) -> dict:
         fit={"loss": first_fit.loss},
         validation={"r2": first_scores.r2, "nmse": first_scores.nmse, "nmae": first_scores.nmae,
                     "fold_r2": [float(r) for r in fold_r2], "mean_fold_r2": agg,
-                    "implausibility": penalty},
+                    "implausibility": penalty,
+                    "target_decades": [float(np.average(np.log10(np.clip(col, 1e-8, 2.0)), weights=weights))
+                                       for col in np.array(target_nmse).T]},
         score=-decades - sel.complexity_weight * law.complexity - sel.implausible_penalty * penalty,
     )
     if notes:

@@ -1,0 +1,108 @@
+"""The search: seeded, resumable, budgeted, and robust to a failing proposer."""
+import json
+
+import numpy as np
+import pytest
+
+from agent.search import (BudgetExhausted, OfflineProposer, Proposal, Proposer, ProposerUnavailable, Search,
+                          SearchConfig)
+
+SMALL = SearchConfig(budget=40, seed=1, islands=2, children=4)
+
+
+def lines_of(search):
+    return [c.lines for c in search.candidates]
+
+
+def test_the_same_seed_gives_the_same_candidates(power_law_problem, power_law_data):
+    a = Search(power_law_problem, power_law_data, SMALL)
+    a.run()
+    b = Search(power_law_problem, power_law_data, SMALL)
+    b.run()
+    assert lines_of(a) == lines_of(b)
+    assert [c.score for c in a.candidates] == [c.score for c in b.candidates]
+
+
+def test_a_run_resumed_from_any_checkpoint_matches_the_uninterrupted_run(power_law_problem, power_law_data):
+    full = Search(power_law_problem, power_law_data, SMALL)
+    full.run()
+    first = Search(power_law_problem, power_law_data, SMALL)
+    first.step()
+    first.step()
+    state = json.loads(json.dumps(first.state_dict()))  # checkpoints are plain JSON
+    resumed = Search.from_state(power_law_problem, power_law_data, state, SMALL)
+    resumed.run()
+    assert lines_of(resumed) == lines_of(full)
+    assert [c.id for c in resumed.candidates] == list(range(len(full.candidates)))
+
+
+def test_budget_counts_every_candidate_and_duplicates_are_never_evaluated(power_law_problem, power_law_data):
+    search = Search(power_law_problem, power_law_data, SMALL)
+    search.run()
+    assert len(search.candidates) == SMALL.budget
+    canon = [c.canonical for c in search.candidates if c.ok]
+    assert len(canon) == len(set(canon))
+    assert search.stop_reason == "budget"
+
+
+def test_the_best_law_extrapolates_the_known_power_law(power_law_problem, power_law_data):
+    search = Search(power_law_problem, power_law_data, SearchConfig(budget=60, seed=0))
+    final = search.run()
+    assert final.validation["r2"] > 0.99
+    assert set(final.constants) == {"small", "large"}
+
+
+class Failing(Proposer):
+    name = "flaky"
+
+    def __init__(self, error):
+        self.error = error
+
+    def propose(self, context, n, rng):
+        raise self.error
+
+
+def test_an_unavailable_proposer_falls_back_to_offline_with_a_warning(power_law_problem, power_law_data):
+    search = Search(power_law_problem, power_law_data, SMALL,
+                    proposers=[(Failing(ProposerUnavailable("connection refused")), 1.0)])
+    search.run()
+    events = search.drain_events()
+    assert any(e["type"] == "warning" and "flaky unavailable" in e["message"] for e in events)
+    assert len(search.candidates) == SMALL.budget  # the offline proposer carried the run
+
+
+def test_an_exhausted_budget_stops_the_run_cleanly(power_law_problem, power_law_data):
+    search = Search(power_law_problem, power_law_data, SMALL,
+                    proposers=[(Failing(BudgetExhausted("100 calls used")), 1.0)])
+    final = search.run()
+    assert search.stop_reason == "flaky budget exhausted"
+    assert final.lines  # the best law so far is still reported
+
+
+class Hostile(Proposer):
+    name = "hostile"
+
+    def propose(self, context, n, rng):
+        return [Proposal(("loss = __import__('os').system('echo pwned')",), self.name),
+                Proposal(("loss = E + A*N**(-alpha)",), self.name)]
+
+
+def test_untrusted_proposals_are_parsed_never_run_and_rejections_keep_their_reason(power_law_problem,
+                                                                                  power_law_data):
+    search = Search(power_law_problem, power_law_data, SMALL, proposers=[(Hostile(), 1.0)])
+    search.step()
+    search.step()
+    rejected = [c for c in search.candidates if c.proposer == "hostile" and not c.ok]
+    assert rejected and "not allowed" in rejected[0].reason or "cannot be called" in rejected[0].reason
+    assert any(c.proposer == "hostile" and c.ok for c in search.candidates)
+
+
+def test_parallel_evaluation_gives_the_same_run_as_serial(power_law_problem, power_law_data):
+    serial = Search(power_law_problem, power_law_data, SMALL)
+    serial.run()
+    parallel = Search(power_law_problem, power_law_data, SearchConfig(**{**SMALL.__dict__, "workers": 2}))
+    try:
+        parallel.run()
+    finally:
+        parallel.close()
+    assert lines_of(parallel) == lines_of(serial)
