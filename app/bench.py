@@ -75,3 +75,25 @@ def _finite_or_none(value):
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+def bench_discovered(spec: TaskSpec, seed: int = 0, budget: int | None = None,
+                     time_limit: float | None = None, workers: int = 2, with_human: bool = False) -> dict:
+    """Run the offline search on the task's train split, then score the refitted law on test once."""
+    from agent.search import SearchConfig
+    from app.discovery import DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, discover
+
+    config = SearchConfig(budget=budget or DEFAULT_BUDGET, seed=seed, workers=workers,
+                          time_limit=DEFAULT_TIME_LIMIT if time_limit is None else (time_limit or None))
+    start = time.perf_counter()
+    result = discover(spec.problem(), load_split(spec.name, "train"), config=config,
+                      test=load_split(spec.name, "test"))
+    test = result.test
+    row = result_row(spec.name, test["r2"], test["nmse"], test["nmae"], result.final["n_constants"],
+                     time.perf_counter() - start)
+    row["law"] = result.final["law"]
+    row["candidates"] = result.search["candidates"]
+    if with_human and spec.human_law is not None:
+        human = bench_human(spec, "refit", seed)
+        row["human_refit_r2"] = human["r2"]
+    return row

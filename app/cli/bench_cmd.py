@@ -11,13 +11,15 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from app.bench import bench_human, summarize
+from app.bench import bench_discovered, bench_human, summarize
 from app.cli import cli
 from tasks import all_tasks, get_task
 
 
 class Laws(str, Enum):
     human = "human"
+    discovered = "discovered"
+    both = "both"
 
 
 class Constants(str, Enum):
@@ -27,7 +29,11 @@ class Constants(str, Enum):
 
 @cli.command("bench")
 def bench(
-    laws: Laws = typer.Option(Laws.human, "--laws", help="Which laws to score: 'human' = each task's law from the literature."),
+    laws: Laws = typer.Option(
+        Laws.human, "--laws",
+        help="'human': each task's law from the literature; 'discovered': run the offline search per task; "
+             "'both': the search plus the refitted human law beside it.",
+    ),
     constants: Constants = typer.Option(
         Constants.published, "--constants",
         help="'published': the literature's constants; 'refit': the same form fitted on the train split by sld.",
@@ -35,7 +41,10 @@ def bench(
     task: Optional[List[str]] = typer.Option(
         None, "--task", "-t", help="Only this task (repeatable; a name or a task spec .json). Default: all bundled tasks.",
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed for everything random (fit starts)."),
+    seed: int = typer.Option(0, "--seed", help="Seed for everything random (fit starts, the search)."),
+    budget: Optional[int] = typer.Option(None, "--budget", help="Candidate laws per task (discovered/both)."),
+    time_limit: Optional[float] = typer.Option(None, "--time-limit", help="Search seconds per task (discovered/both)."),
+    workers: int = typer.Option(2, "--workers", help="Processes evaluating candidates (discovered/both)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
 ):
     """Score laws on the test split of each task (R², NMSE, NMAE; groups concatenated) and their mean.
@@ -48,13 +57,26 @@ def bench(
     start = time.perf_counter()
     with err.status("") as status:
         for spec in specs:
-            status.update(f"{laws.value} laws, {constants.value} constants: {spec.name}")
-            rows.append(bench_human(spec, constants.value, seed))
+            if laws is Laws.human:
+                status.update(f"{laws.value} laws, {constants.value} constants: {spec.name}")
+                rows.append(bench_human(spec, constants.value, seed))
+            else:
+                status.update(f"searching laws (seed {seed}): {spec.name}")
+                rows.append(bench_discovered(spec, seed, budget, time_limit, workers,
+                                             with_human=laws is Laws.both))
     summary = summarize(rows)
+    if laws is Laws.both:
+        human = [r.get("human_refit_r2") for r in rows]
+        summary["human_refit_mean_r2_floored"] = summarize(
+            [{"r2": h if h is not None else float("-inf")} for h in human])["mean_r2_floored"]
+        summary["wins_over_human"] = sum(1 for r, h in zip(rows, human)
+                                         if h is not None and r["r2"] is not None and r["r2"] > h)
     if as_json:
         typer.echo(json.dumps(summary))
         return
-    _print_table(summary, f"{laws.value} laws, {constants.value} constants", time.perf_counter() - start)
+    title = (f"{laws.value} laws, {constants.value} constants" if laws is Laws.human
+             else f"{laws.value} laws, seed {seed}")
+    _print_table(summary, title, time.perf_counter() - start)
 
 
 def _fmt(value, spec: str) -> str:
@@ -62,13 +84,19 @@ def _fmt(value, spec: str) -> str:
 
 
 def _print_table(summary: dict, title: str, seconds: float) -> None:
+    with_human = "human_refit_mean_r2_floored" in summary
     rows = [[r["task"], _fmt(r["r2"], ".4f"), _fmt(r["nmse"], ".3g"), _fmt(r["nmae"], ".3g"),
-             str(r["n_constants"]), _fmt(r["seconds"], ".2f")] for r in summary["tasks"]]
-    means = [["mean R² (raw)", _fmt(summary["mean_r2"], ".4f"), "", "", "", f"{seconds:.2f}"],
-             ["mean R², floored at -1", _fmt(summary["mean_r2_floored"], ".4f"), "", "", "", ""]]
+             str(r["n_constants"]), _fmt(r["seconds"], ".2f")]
+            + ([_fmt(r.get("human_refit_r2"), ".4f")] if with_human else []) for r in summary["tasks"]]
+    extra = [""] if with_human else []
+    means = [["mean R² (raw)", _fmt(summary["mean_r2"], ".4f"), "", "", "", f"{seconds:.2f}"] + extra,
+             ["mean R², floored at -1", _fmt(summary["mean_r2_floored"], ".4f"), "", "", "", ""]
+             + ([_fmt(summary["human_refit_mean_r2_floored"], ".4f")] if with_human else [])]
+
     table = Table(title=f"SLDBench test split: {title}", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("task", overflow="fold")
-    for i, col in enumerate(("R²", "NMSE", "NMAE", "consts", "sec"), start=1):
+    columns = ("R²", "NMSE", "NMAE", "consts", "sec") + (("human refit R²",) if with_human else ())
+    for i, col in enumerate(columns, start=1):
         # Numbers must never be cut; the task names wrap instead on narrow terminals.
         width = max(len(col), *(len(r[i]) for r in rows + means))
         table.add_column(col, justify="right", no_wrap=True, min_width=width)
@@ -78,3 +106,6 @@ def _print_table(summary: dict, title: str, seconds: float) -> None:
     for r in means:
         table.add_row(*r)
     Console().print(table, highlight=False)
+    if with_human:
+        Console().print(f"The discovered law beats the refitted human law on {summary['wins_over_human']} "
+                        f"of {len(rows)} tasks.", highlight=False)
