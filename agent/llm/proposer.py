@@ -68,22 +68,31 @@ class LLMProposer(Proposer):
         self._cost = 0.0
         self._next_call = 0
         self._consecutive_failures = 0
+        self._cooldown_left = 0
+        self._down_reason = ""
         self._recent_rejections: deque[tuple[tuple[str, ...], str]] = deque(
             maxlen=settings.max_rejections_in_prompt)
 
     # -- the Proposer interface -------------------------------------------------------------
     def propose(self, context: ProposalContext, n: int, rng: np.random.Generator) -> list[Proposal]:
-        if n <= 0:
+        if n <= 0 or _past_deadline(context):
             return []
         self._check_budget()
+        self._check_cooldown()
         plans = self._plan(context, n, rng)
         if not plans:
             raise BudgetExhausted(f"LLM call budget of {self.settings.max_calls} calls is spent")
-        if self.settings.concurrency == 1 or len(plans) == 1:
-            outcomes = [self._run(plan, context) for plan in plans]
-        else:
-            with ThreadPoolExecutor(max_workers=min(self.settings.concurrency, len(plans))) as pool:
-                outcomes = list(pool.map(lambda plan: self._run(plan, context), plans))
+        try:
+            if self.settings.concurrency == 1 or len(plans) == 1:
+                outcomes = [self._run(plan, context) for plan in plans]
+            else:
+                with ThreadPoolExecutor(max_workers=min(self.settings.concurrency, len(plans))) as pool:
+                    outcomes = list(pool.map(lambda plan: self._run(plan, context), plans))
+        except ProposerUnavailable as exc:
+            with self._lock:
+                self._cooldown_left = self.settings.down_cooldown
+                self._down_reason = str(exc)
+            raise
         proposals = [p for outcome in outcomes for p in outcome.proposals][:n]
         with self._lock:
             self._counts["proposals_accepted"] += len(proposals)
@@ -93,20 +102,15 @@ class LLMProposer(Proposer):
         with self._lock:
             counts = dict(self._counts)
             cost = self._cost
-        s = self.settings
-        return {
-            "proposer": self.name, "model": s.model, **counts,
-            "total_tokens": counts["prompt_tokens"] + counts["completion_tokens"],
-            "cost_usd": round(cost, 6),
-            "budget": {"max_calls": s.max_calls, "max_total_tokens": s.max_total_tokens,
-                       "max_cost_usd": s.max_cost_usd},
-        }
+        return {"model": self.settings.model, **counts,
+                "total_tokens": counts["prompt_tokens"] + counts["completion_tokens"], "cost_usd": round(cost, 6)}
 
     def state_dict(self) -> dict[str, Any]:
         with self._lock:
             return {
                 "version": 1, "model": self.settings.model, "counts": dict(self._counts), "cost_usd": self._cost,
                 "next_call": self._next_call, "consecutive_failures": self._consecutive_failures,
+                "cooldown_left": self._cooldown_left, "down_reason": self._down_reason,
                 "recent_rejections": [[list(lines), reason] for lines, reason in self._recent_rejections],
                 "server_flags": dict(self.transport.flags),
             }
@@ -117,6 +121,8 @@ class LLMProposer(Proposer):
             self._cost = float(state.get("cost_usd", 0.0))
             self._next_call = int(state.get("next_call", 0))
             self._consecutive_failures = int(state.get("consecutive_failures", 0))
+            self._cooldown_left = int(state.get("cooldown_left", 0))
+            self._down_reason = str(state.get("down_reason", ""))
             self._recent_rejections.clear()
             for lines, reason in state.get("recent_rejections", []):
                 self._recent_rejections.append((tuple(lines), str(reason)))
@@ -170,12 +176,14 @@ class LLMProposer(Proposer):
 
     # -- one call (and its repair) ----------------------------------------------------------
     def _run(self, plan: _Plan, context: ProposalContext) -> _Outcome:
+        if _past_deadline(context):  # planned, but the search's time is up: do not start it
+            return _Outcome()
         completion = self._complete(plan, plan.messages, purpose="propose")
         if completion is None:
             return _Outcome()
         call_ids = [plan.call_id]
         suggestions, errors = self._read(plan, plan.call_id, completion, context)
-        if not suggestions and errors:
+        if not suggestions and errors and not _past_deadline(context):
             reserved = self._reserve_repair()
             if reserved is None:
                 self._reject(plan, plan.call_id, (), "not repaired: the LLM budget is spent", count=False)
@@ -290,7 +298,17 @@ class LLMProposer(Proposer):
         return Proposal(lines=suggestion.law.lines, proposer=self.name,
                         parent_ids=(plan.parent.id,) if plan.parent is not None else (), meta=meta)
 
-    # -- budgets ----------------------------------------------------------------------------
+    # -- budgets and a down endpoint ---------------------------------------------------------
+    def _check_cooldown(self) -> None:
+        """Do not hammer an endpoint that was just found down: answer at once for a while."""
+        with self._lock:
+            if self._cooldown_left <= 0:
+                return
+            self._cooldown_left -= 1
+            left = self._cooldown_left
+        raise ProposerUnavailable(f"LLM endpoint still considered down (tried again after {left} more "
+                                  f"requests): {self._down_reason}")
+
     def _check_budget(self) -> None:
         with self._lock:
             problem = self._budget_problem()
@@ -308,6 +326,12 @@ class LLMProposer(Proposer):
         if s.max_cost_usd is not None and self._cost >= s.max_cost_usd:
             return f"LLM cost budget of ${s.max_cost_usd:g} is spent (${self._cost:.4f} used)"
         return None
+
+
+def _past_deadline(context: ProposalContext) -> bool:
+    """The search may pass ``extra["deadline"]`` (a ``time.time()`` value) so slow models stop in time."""
+    deadline = context.extra.get("deadline") if context.extra else None
+    return isinstance(deadline, (int, float)) and time.time() >= deadline
 
 
 def make_llm_proposer(model: str, base_url: str | None = None, api_key: str | None = None, *,

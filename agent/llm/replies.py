@@ -20,6 +20,7 @@ MAX_DECODE_STARTS = 64  # how many '{' positions to try in chatty replies
 RATIONALE_CHARS = 300
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
 _LAW_KEYS = ("lines", "law", "formula", "expression", "equation")
+_LIST_KEYS = ("laws", "law", "formulas", "equations")
 
 
 class ReplyError(ValueError):
@@ -90,7 +91,7 @@ def read_reply(text: str | None, problem: Problem, *, limit: int = 10) -> ReadRe
 
 
 def _first_object(chunk: str) -> dict[str, Any] | None:
-    decoder = json.JSONDecoder()
+    """The whole chunk as JSON, else the first embedded object that holds laws, else the first object."""
     stripped = chunk.strip()
     try:
         value = json.loads(stripped)
@@ -100,22 +101,29 @@ def _first_object(chunk: str) -> dict[str, Any] | None:
             return {"laws": value}
     except (json.JSONDecodeError, RecursionError):
         pass
+    decoder = json.JSONDecoder()
+    first = None
     start, tries = stripped.find("{"), 0
     while start >= 0 and tries < MAX_DECODE_STARTS:
         try:
             value, _ = decoder.raw_decode(stripped, start)
-            if isinstance(value, dict):
-                return value
         except (json.JSONDecodeError, RecursionError):
-            pass
+            value = None
+        if isinstance(value, dict):
+            if _law_items(value):
+                return value
+            first = first or value
+        # a truncated outer object fails to decode; an inner one may still hold a law
         start, tries = stripped.find("{", start + 1), tries + 1
-    return None
+    return first
 
 
 def _law_items(obj: dict[str, Any]) -> list[Any]:
+    for key in _LIST_KEYS:  # {"laws": [...]}, also the singular some models write
+        value = obj.get(key)
+        if isinstance(value, list) and value and (key == "laws" or not all(isinstance(v, str) for v in value)):
+            return value
     laws = obj.get("laws")
-    if isinstance(laws, list):
-        return laws
     if isinstance(laws, (dict, str)):
         return [laws]
     if any(k in obj for k in _LAW_KEYS):

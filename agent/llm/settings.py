@@ -56,7 +56,7 @@ class LLMSettings(BaseModel):
     max_tokens: int = Field(default=600, ge=16, le=32_000)
     laws_per_call: int = Field(default=3, ge=1, le=10)
     concurrency: int = Field(default=2, ge=1, le=64)
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: float = Field(default=120.0, gt=0)  # local CPU servers queue requests: be patient
     max_retries: int = Field(default=3, ge=0, le=10)
     backoff_s: float = Field(default=1.0, ge=0)  # first retry waits about this long, then doubles
     backoff_max_s: float = Field(default=30.0, ge=0)
@@ -68,6 +68,9 @@ class LLMSettings(BaseModel):
     max_cost_usd: float | None = Field(default=None, ge=0)
     prices: dict[str, ModelPrice] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
     max_rejections_in_prompt: int = Field(default=5, ge=0, le=50)
+    # After the endpoint is found down, this many propose() requests are answered
+    # "unavailable" at once (the search uses its offline proposer) before it is tried again.
+    down_cooldown: int = Field(default=20, ge=0)
 
     def resolved_base_url(self) -> str | None:
         return self.base_url or os.environ.get("OPENAI_BASE_URL") or None

@@ -97,3 +97,15 @@ def test_other_bad_requests_fail_that_call_only_until_they_repeat(make_proposer,
     assert proposer.usage()["failed_calls"] == 1
     with pytest.raises(ProposerUnavailable, match="refused 3 requests in a row"):
         proposer.propose(context, 3, rng())
+
+
+def test_a_down_endpoint_is_left_alone_for_a_while_then_tried_again(make_proposer, context):
+    proposer, fake = make_proposer([connection_refused()] * 2 + [reply(GOOD_LAW)], max_retries=1, down_cooldown=2)
+    with pytest.raises(ProposerUnavailable, match="failed after 1 retries"):
+        proposer.propose(context, 1, rng())
+    for _ in range(2):
+        with pytest.raises(ProposerUnavailable, match="still considered down"):
+            proposer.propose(context, 1, rng())
+    assert len(fake.requests) == 2  # no traffic while cooling down
+    assert len(proposer.propose(context, 1, rng())) == 1
+    assert len(fake.requests) == 3

@@ -1,6 +1,8 @@
 """The LLM proposer on a scripted fake client: proposals, repairs, rejections, events, budgets, state."""
+import dataclasses
 import json
 import os
+import time
 
 import numpy as np
 import pytest
@@ -198,3 +200,21 @@ def test_proposals_and_events_are_json_serializable(make_proposer, context):
     json.dumps(proposer.drain_events())
     json.dumps(proposer.usage())
     assert proposer.drain_events() == []  # drained
+
+
+def test_no_call_starts_after_the_search_deadline(make_proposer, context):
+    proposer, fake = make_proposer([reply(GOOD_LAW)])
+    late = dataclasses.replace(context, extra={"deadline": time.time() - 1})
+    assert proposer.propose(late, 2, rng()) == []
+    assert fake.requests == [] and proposer.usage()["calls"] == 0
+    soon = dataclasses.replace(context, extra={"deadline": time.time() + 60})
+    assert len(proposer.propose(soon, 1, rng())) == 1
+
+
+def test_usage_reports_the_counters_a_run_summary_needs(make_proposer, context):
+    proposer, _ = make_proposer([reply(GOOD_LAW, "loss = a ^ N")])
+    proposer.propose(context, 2, rng())
+    assert set(proposer.usage()) == {
+        "model", "calls", "repair_calls", "failed_calls", "retries", "prompt_tokens", "completion_tokens",
+        "total_tokens", "cost_usd", "proposals_accepted", "proposals_rejected"}
+    assert (proposer.usage()["proposals_accepted"], proposer.usage()["proposals_rejected"]) == (1, 1)

@@ -106,3 +106,20 @@ def test_constant_hints_keep_only_sane_values_for_real_constants(problem):
 def test_only_the_first_laws_up_to_the_limit_are_judged(problem):
     result = read_reply(reply(*[f"loss = a * N ** {k}" for k in range(1, 8)]), problem, limit=3)
     assert len(result.suggestions) == 3
+
+
+def test_a_law_inside_a_truncated_reply_is_still_found(problem):
+    cut = '{"laws": [{"lines": ["loss = c + a * N ** (-alpha)"], "rationale": "x"}, {"lines": ["loss = a *'
+    assert [s.law.lines for s in read_reply(cut, problem).suggestions] == [("loss = c + a * N ** (-alpha)",)]
+
+
+def test_an_object_with_laws_wins_over_an_earlier_object_without(problem):
+    text = 'Constants: {"a": 1} and laws: {"laws": ["loss = a * N"]}'
+    assert len(read_reply(text, problem).suggestions) == 1
+
+
+def test_a_singular_law_key_holding_a_list_of_laws_is_read(problem):
+    text = '{"law": [{"lines": ["loss = c + a * N"]}, "denominator_list:"]}'
+    result = read_reply(text, problem)
+    assert len(result.suggestions) == 1
+    assert result.rejections[0].lines == ("denominator_list:",)
