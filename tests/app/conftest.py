@@ -57,9 +57,9 @@ def dataset_id(client):
 
 @pytest.fixture
 def done_run(client, worker, dataset_id):
-    """A finished run on the toy dataset (budget 20, seed 0)."""
+    """A finished run on the toy dataset (budget 16, seed 0)."""
     r = client.post("/runs", json={"dataset_id": dataset_id, "inputs": ["N"], "targets": ["loss"],
-                                   "group": "group", "max_constants": 4, "budget": 20})
+                                   "group": "group", "max_constants": 4, "budget": 16})
     assert r.status_code == 202, r.text
     worker.run_once()
     run = client.get(f"/runs/{r.json()['id']}").json()
