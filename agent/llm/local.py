@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -103,12 +104,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--n-ctx", type=int, default=4096)
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _interrupt)  # so `kill` also stops the child server
     with LocalLLMServer(port=args.port, n_ctx=args.n_ctx) as server:
         print(f"serving model {MODEL_ALIAS!r} at {server.base_url} (Ctrl-C to stop)", flush=True)
         try:
             server.process.wait()
         except KeyboardInterrupt:
             pass
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

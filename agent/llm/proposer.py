@@ -69,6 +69,7 @@ class LLMProposer(Proposer):
         self._next_call = 0
         self._consecutive_failures = 0
         self._cooldown_left = 0
+        self._started: set[str] = set()  # call ids that went out during the current propose()
         self._down_reason = ""
         self._recent_rejections: deque[tuple[tuple[str, ...], str]] = deque(
             maxlen=settings.max_rejections_in_prompt)
@@ -79,6 +80,8 @@ class LLMProposer(Proposer):
             return []
         self._check_budget()
         self._check_cooldown()
+        with self._lock:
+            self._started.clear()
         plans = self._plan(context, n, rng)
         if not plans:
             raise BudgetExhausted(f"LLM call budget of {self.settings.max_calls} calls is spent")
@@ -92,6 +95,7 @@ class LLMProposer(Proposer):
             with self._lock:
                 self._cooldown_left = self.settings.down_cooldown
                 self._down_reason = str(exc)
+                self._counts["calls"] -= sum(1 for plan in plans if plan.call_id not in self._started)
             raise
         proposals = [p for outcome in outcomes for p in outcome.proposals][:n]
         with self._lock:
@@ -177,7 +181,11 @@ class LLMProposer(Proposer):
     # -- one call (and its repair) ----------------------------------------------------------
     def _run(self, plan: _Plan, context: ProposalContext) -> _Outcome:
         if _past_deadline(context):  # planned, but the search's time is up: do not start it
+            with self._lock:
+                self._counts["calls"] -= 1
             return _Outcome()
+        with self._lock:
+            self._started.add(plan.call_id)
         completion = self._complete(plan, plan.messages, purpose="propose")
         if completion is None:
             return _Outcome()
@@ -305,9 +313,8 @@ class LLMProposer(Proposer):
             if self._cooldown_left <= 0:
                 return
             self._cooldown_left -= 1
-            left = self._cooldown_left
-        raise ProposerUnavailable(f"LLM endpoint still considered down (tried again after {left} more "
-                                  f"requests): {self._down_reason}")
+        # The same text every time, so that faces can show it once.
+        raise ProposerUnavailable(f"LLM endpoint still considered down: {self._down_reason}")
 
     def _check_budget(self) -> None:
         with self._lock:

@@ -109,3 +109,10 @@ def test_a_down_endpoint_is_left_alone_for_a_while_then_tried_again(make_propose
     assert len(fake.requests) == 2  # no traffic while cooling down
     assert len(proposer.propose(context, 1, rng())) == 1
     assert len(fake.requests) == 3
+
+
+def test_calls_that_never_went_out_are_not_counted(make_proposer, context):
+    proposer, fake = make_proposer([connection_refused()] * 2, max_retries=1, laws_per_call=1)
+    with pytest.raises(ProposerUnavailable):
+        proposer.propose(context, 3, rng())  # three calls planned; the first finds the endpoint down
+    assert len(fake.requests) == 2 and proposer.usage()["calls"] == 1
