@@ -173,26 +173,28 @@ def parse_law(
 
 
 def canonical_form(expressions: Sequence[sp.Expr], constants: Sequence[str]) -> str:
-    """A string equal for laws that differ only in constant names or term order."""
-    current = list(expressions)
-    names = list(constants)
-    text = ""
-    for _ in range(3):  # renaming can reorder sympy's args; iterate to a fixed point
-        printed = "; ".join(sp.srepr(e) for e in current)
-        order = sorted(names, key=lambda n: _first_index(printed, n))
-        mapping = {sp.Symbol(n): sp.Symbol(f"_k{i}") for i, n in enumerate(order)}
-        current = [e.xreplace(mapping) for e in current]
-        names = [f"_k{i}" for i in range(len(order))]
-        new_text = "; ".join(str(e) for e in current)
-        if new_text == text:
-            break
-        text = new_text
-    return text
+    """A string equal for laws that differ only in constant names or term order.
 
+    Constants are numbered in the order of a walk that visits each node's
+    arguments sorted by a key blind to constant names, so the numbering does
+    not depend on what the constants were called.
+    """
+    consts = {sp.Symbol(c) for c in constants}
+    blind = {c: sp.Symbol("_c") for c in consts}
+    order: list[sp.Symbol] = []
 
-def _first_index(printed: str, name: str) -> int:
-    idx = printed.find(f"Symbol('{name}')")
-    return idx if idx >= 0 else len(printed)
+    def walk(e):
+        if e in consts:
+            if e not in order:
+                order.append(e)
+            return
+        for a in sorted(e.args, key=lambda a: sp.default_sort_key(a.xreplace(blind))):
+            walk(a)
+
+    for e in expressions:
+        walk(e)
+    mapping = {c: sp.Symbol(f"_k{i}") for i, c in enumerate(order)}
+    return "; ".join(str(e.xreplace(mapping)) for e in expressions)
 
 
 def _count_nodes(expr: sp.Expr) -> int:
@@ -267,6 +269,7 @@ class _Builder:
         if method is None:
             self.fail(f"{_describe(node)} is not allowed")
         expr = method(node)
+        self._last = expr
         if expr.is_number:
             value = self.numbers.get(node)
             if value is None:
@@ -276,7 +279,13 @@ class _Builder:
 
     def _float_value(self, node: ast.AST) -> float:
         """Float value of a numeric subtree, computed from its children's values."""
-        kids = [self.numbers[c] for c in ast.iter_child_nodes(node) if c in self.numbers]
+        children = [c for c in ast.iter_child_nodes(node) if not isinstance(c, (ast.operator, ast.unaryop))]
+        if isinstance(node, ast.Call):
+            children = list(node.args)
+        if any(c not in self.numbers for c in children):
+            # sympy folded a symbolic subtree to a number (a*0, x - x): value it directly
+            return float(sp.N(self._last, 15)) if self._last.is_finite else float("nan")
+        kids = [self.numbers[c] for c in children]
         try:
             with np.errstate(all="raise"):
                 if isinstance(node, ast.Constant):

@@ -37,9 +37,9 @@ class FitOptions:
 
     loss: str = "auto"
     starts: int = 0           # Sobol points per block; 0 = 16 per nonlinear constant, 32..256
-    local: int = 0            # best starts refined by least squares; 0 = 4 + half the nonlinear count
+    local: int = 0            # best starts refined by least squares; 0 = 4 + 2 per nonlinear constant
     max_nfev: int = 300       # function evaluations per local refinement
-    time_limit: float = 20.0  # seconds per fit_law call
+    time_limit: float = 10.0  # seconds per group: a safety net, not a budget (results stay seeded)
     raw_range: tuple[float, float] = (-3.0, 3.0)
     log10_range: tuple[float, float] = (-4.0, 10.0)
     tolerance: float = 1e-8   # ftol/xtol/gtol of each local refinement
@@ -66,7 +66,6 @@ def _fit_law(law: Law, table: Table, seed: int, options: FitOptions) -> FitResul
     if options.loss not in (*LOSSES, "auto"):
         raise FitError(f"unknown loss {options.loss!r}; choose one of {', '.join(LOSSES)}, auto")
     start = time.perf_counter()
-    deadline = start + options.time_limit
     loss = options.loss
     if loss == "auto":
         loss = "log" if np.all(table.y > 0) else "lsq"
@@ -79,6 +78,7 @@ def _fit_law(law: Law, table: Table, seed: int, options: FitOptions) -> FitResul
         rows = np.flatnonzero(table.groups == group)
         sub = table.take(rows)
         values: dict[str, float] = {}
+        deadline = time.perf_counter() + options.time_limit
         for b_index, block in enumerate(blocks):
             rng_seed = [seed, g_index, b_index]
             fitted, objective = _fit_block(law, block, sub, loss, options, rng_seed, deadline)
@@ -182,7 +182,7 @@ def _fit_block(law, block, table, loss, options, rng_seed, deadline):
         return _finite_or_fail(obj, _polish(obj, block, values, options, deadline))
 
     n_starts = options.starts or int(np.clip(16 * len(names), 32, 256))
-    n_local = options.local or 4 + len(names) // 2
+    n_local = options.local or 4 + 2 * len(names)
     sampler = qmc.Sobol(d=len(names), scramble=True, seed=np.random.default_rng(rng_seed))
     unit = sampler.random_base2(max(1, int(np.ceil(np.log2(max(2, n_starts))))))
     starts = [_default_start(block)] + [_from_unit(block, u, options) for u in unit]

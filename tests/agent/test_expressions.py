@@ -112,7 +112,6 @@ def test_canonical_form_is_equal_under_a_consistent_renaming_of_constants():
     assert parse("y = a*x**b + c").canonical == parse("y = A*x**B + C").canonical
 
 
-@pytest.mark.xfail(strict=True, reason="canonical_form orders constants by their names' sort order (reported to the lead)")
 def test_canonical_form_is_equal_under_any_renaming_of_constants():
     assert parse("y = a*x**b + c").canonical == parse("y = k + q*x**p").canonical
 
