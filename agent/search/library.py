@@ -15,10 +15,10 @@ from agent.problem import Problem
 
 
 class Names:
-    """Fresh constant names with a per-target suffix."""
+    """Fresh constant names with a per-target suffix; carries the target's trends."""
 
-    def __init__(self, suffix: str = ""):
-        self.suffix, self.counts = suffix, {}
+    def __init__(self, suffix: str = "", trend: dict | None = None):
+        self.suffix, self.counts, self.trend = suffix, {}, trend or {}
 
     def __call__(self, stem: str) -> str:
         k = self.counts.get(stem, 0)
@@ -150,7 +150,37 @@ def _additive_with_cross(S, L, inf, n):
     return base + f" + {n('c')}*{power_term(a, inf[a], n('a'))}*{power_term(b, inf[b], n('a'))}"
 
 
+MONOTONE = 0.5  # |median within-group Spearman| above which an input acts monotonically
+
+
+def _split_by_trend(S, L, inf, n):
+    """Scale inputs with a monotone effect vs. inputs whose effect turns (an optimum inside)."""
+    trend = n.trend
+    mono = [x for x in S if abs(trend.get(x, 1.0)) >= MONOTONE]
+    turning = [x for x in S + L if x not in mono]
+    return mono, turning
+
+
+def _hybrid(S, L, inf, n, cross=False):
+    """Power-law decay in monotone scale inputs, a quadratic (in logs) in inputs with an optimum.
+
+    The classic shape of hyperparameter sweeps: loss falls as a power law in
+    size and is a bowl in learning-rate-like settings.
+    """
+    mono, turning = _split_by_trend(S, L, inf, n)
+    if not mono or not turning:
+        return None
+    u = [log_term(x, inf[x]) if x in S else x for x in turning]
+    terms = [f"{n('c')}*{power_term(x, inf[x], n('a'))}" for x in mono]
+    terms += [f"{n('q')}*({t} - {n('m')})**2" for t in u]
+    if cross:
+        terms += [f"{n('g')}*({t} - {n('m')})*{log_term(x, inf[x])}" for t in u for x in mono]
+    return f"{n('c')} + " + " + ".join(terms)
+
+
 SHAPES: dict[str, Shape] = {
+    "hybrid_power_bowl": _hybrid,
+    "hybrid_power_bowl_cross": lambda S, L, i, n: _hybrid(S, L, i, n, cross=True),
     "additive_power": _additive_power,
     "multiplicative_power": _multiplicative_power,
     "pure_power": _pure_power,
@@ -193,7 +223,7 @@ def seed_laws(problem: Problem, summary: dict) -> list[tuple[str, tuple[str, ...
             lines = []
             for j, target in enumerate(problem.targets):
                 suffix = f"_{j + 1}" if len(problem.targets) > 1 else ""
-                expr = shape(S, L, info, Names(suffix))
+                expr = shape(S, L, info, Names(suffix, summary["targets"][target]["trend"]))
                 if expr is None:
                     break
                 lines.append(f"{target} = {expr}")

@@ -40,6 +40,8 @@ def discover_cmd(
     llm: Optional[str] = typer.Option(None, "--llm", help="Also propose laws with this LLM (OpenAI-compatible model name)."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)."),
     llm_weight: float = typer.Option(0.7, "--llm-weight", help="Share of proposals asked of the LLM."),
+    llm_max_calls: Optional[int] = typer.Option(None, "--llm-max-calls", help="Stop the run after this many LLM calls."),
+    llm_max_cost: Optional[float] = typer.Option(None, "--llm-max-cost", help="Stop the run past this LLM cost (USD)."),
     save: Optional[Path] = typer.Option(None, "--save", help="Write the result JSON here (usable by `sld predict --law`)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a report."),
 ):
@@ -65,7 +67,8 @@ def discover_cmd(
         train, test = load_split(spec.name, "train"), load_split(spec.name, "test")
         human = spec.human_law.lines if spec.human_law else None
     config = SearchConfig(budget=budget, seed=seed, workers=workers, time_limit=time_limit or None)
-    proposers = _proposers(llm, base_url, llm_weight, seed)
+    budgets = {k: v for k, v in {"max_calls": llm_max_calls, "max_cost_usd": llm_max_cost}.items() if v is not None}
+    proposers = _proposers(llm, base_url, llm_weight, seed, budgets)
     err = Console(stderr=True)
     with Progress(TextColumn("[bold]searching"), BarColumn(), TextColumn("{task.completed}/{task.total} laws"),
                   TextColumn("{task.fields[best]}"), TimeElapsedColumn(), console=err, transient=True) as bar:
@@ -78,9 +81,12 @@ def discover_cmd(
 
         result = discover(problem, train, config=config, proposers=proposers, test=test,
                           human_lines=human, on_generation=tick)
+    shown = set()
     for event in result.events:
-        if event.get("type") in ("warning", "budget"):
-            err.print(f"[yellow]warning:[/] {event.get('message')}")
+        message = event.get("message")
+        if event.get("type") in ("warning", "budget") and message not in shown:
+            shown.add(message)  # a down endpoint warns once per island per generation; say it once
+            err.print(f"[yellow]warning:[/] {message}", highlight=False)
     payload = result.to_json()
     payload["group"] = problem.group
     if save:
@@ -91,7 +97,7 @@ def discover_cmd(
         _report(payload, Console())
 
 
-def _proposers(llm, base_url, weight, seed):
+def _proposers(llm, base_url, weight, seed, budgets):
     if not llm:
         return None
     from agent.llm import make_llm_proposer
@@ -99,7 +105,7 @@ def _proposers(llm, base_url, weight, seed):
 
     if not 0 < weight <= 1:
         raise DataError("--llm-weight must be in (0, 1]")
-    llm_proposer = make_llm_proposer(llm, base_url=base_url, seed=seed)
+    llm_proposer = make_llm_proposer(llm, base_url=base_url, seed=seed, **budgets)
     out = [(llm_proposer, weight)]
     if weight < 1:
         out.append((OfflineProposer(), 1 - weight))
