@@ -1,0 +1,74 @@
+"""`sld discover --csv` and `sld predict` on data generated from a known law."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+TRUE = dict(E=1.69, A=406.4, alpha=0.34, B=410.7, beta=0.28)
+
+
+def chinchilla(N, D):
+    return TRUE["E"] + TRUE["A"] * N ** -TRUE["alpha"] + TRUE["B"] * D ** -TRUE["beta"]
+
+
+@pytest.fixture
+def sweep(tmp_path):
+    """A small-scale sweep (train) and a 10x larger held-out scale (test), 0.3% noise."""
+    rng = np.random.default_rng(0)
+    N, D = np.meshgrid(np.logspace(7, 8.5, 6), np.logspace(9, 10.5, 6))
+    train = pd.DataFrame({"N": N.ravel(), "D": D.ravel()})
+    train["loss"] = chinchilla(train.N, train.D) * (1 + rng.normal(0, 0.003, len(train)))
+    big = pd.DataFrame({"N": [3e9, 1e9, 5e9], "D": [1e11, 3e11, 2e11]})
+    train_csv, points_csv = tmp_path / "sweep.csv", tmp_path / "points.csv"
+    train.to_csv(train_csv, index=False)
+    big.to_csv(points_csv, index=False)
+    return train_csv, points_csv, big
+
+
+@pytest.mark.slow
+def test_discover_on_a_csv_recovers_a_law_that_extrapolates_within_one_percent(sld, sweep, tmp_path):
+    train_csv, points_csv, big = sweep
+    law_json = tmp_path / "law.json"
+    result = sld("discover", "--csv", str(train_csv), "--inputs", "N,D", "--target", "loss", "--cap", "5",
+                 "--budget", "120", "--time-limit", "0", "--workers", "1", "--json", "--save", str(law_json))
+    assert result.exit_code == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert set(payload) >= {"law", "constants", "inputs", "targets", "validation", "test"}
+    assert payload["inputs"] == ["N", "D"] and payload["targets"] == ["loss"]
+    predicted = sld("predict", "--law", str(law_json), "--csv", str(points_csv))
+    assert predicted.exit_code == 0, predicted.stderr
+    out = pd.read_csv(__import__("io").StringIO(predicted.stdout))
+    truth = chinchilla(big.N, big.D).to_numpy()
+    assert np.max(np.abs(out["loss"].to_numpy() / truth - 1)) < 0.01
+
+
+@pytest.mark.parametrize("content, args, message", [
+    ("N,loss\n1,2\n2,3\n", ["--inputs", "N,D", "--target", "loss"], "column 'D' is not in the data"),
+    ("N,loss\n1,2\n2,nan\n4,1\n", ["--inputs", "N", "--target", "loss"], "NaN"),
+    ("N,loss\n1,2\nabc,3\n4,1\n", ["--inputs", "N", "--target", "loss"], "not numeric"),
+    ("N,loss\n1,2\n2,3\n4,1\n", ["--inputs", "N", "--target", "loss", "--axis", "T"], "column 'T' is not in the data"),
+    ("N,loss\n1,2\n", ["--inputs", "N"], "--target"),
+])
+def test_bad_input_gets_one_clear_line(sld, tmp_path, content, args, message):
+    path = tmp_path / "bad.csv"
+    path.write_text(content)
+    result = sld("discover", "--csv", str(path), *args, "--budget", "5")
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_missing_csv_and_a_task_plus_csv_are_refused(sld, tmp_path):
+    assert "does not exist" in sld("discover", "--csv", str(tmp_path / "nope.csv"), "--inputs", "N",
+                                   "--target", "y").stderr
+    assert "either a bundled TASK or --csv" in sld("discover").stderr
+
+
+def test_predict_refuses_a_file_that_is_not_a_law(sld, tmp_path):
+    bad = tmp_path / "law.json"
+    bad.write_text("{\"hello\": 1}")
+    pts = tmp_path / "p.csv"
+    pts.write_text("N\n1\n")
+    result = sld("predict", "--law", str(bad), "--csv", str(pts))
+    assert result.exit_code == 2 and "not a law JSON" in result.stderr
