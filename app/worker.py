@@ -126,6 +126,7 @@ class _RunExecution:
         if search.best is not None:
             final = search.finalize().to_dict()
             final.update(self._reports(search, final))
+            final.update(best_facts(search))
         elif state is RunState.DONE:
             state, error = RunState.FAILED, "no candidate law could be fitted to the data"
         best = search.best
@@ -182,6 +183,17 @@ class _RunExecution:
                 self.cancelled.set()
 
 
+def best_facts(search: Search) -> dict[str, Any]:
+    """Who proposed the best law, its score and its ancestry, stored with the final law
+    so that reading the best law is one query."""
+    from app.services.laws import lineage_of
+
+    best = search.best
+    by_id = {c.id: c for c in search.candidates}
+    return {"proposer": best.proposer, "score": best.score,
+            "lineage": [step.model_dump() for step in lineage_of(best, by_id.get)]}
+
+
 def progress_of(search: Search) -> dict[str, Any]:
     progress = dict(search.progress)
     usage = {p.name: p.usage() for p, _ in search.proposers if p.usage()}
@@ -212,6 +224,7 @@ def main(max_runs: int | None = None, exit_when_idle: bool = False) -> int:
     from app.main import open_storage
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.getLogger("alembic").setLevel(logging.WARNING)
     settings = get_settings()
     storage = open_storage(settings)
     stop = threading.Event()

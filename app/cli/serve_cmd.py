@@ -101,11 +101,20 @@ def serve(
     n = get_settings().embedded_workers if workers is None else workers
     typer.echo(f"sld serve: http://{host}:{port} (docs at /docs), {backend} database, {n} worker process(es)")
     pool = _WorkerPool(n).start() if n > 0 else None
+    # uvicorn re-raises the signal that stopped it once it has shut down; with the default
+    # SIGTERM handler that would kill this process before the workers are stopped.
+    signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
         uvicorn.run("app.main:app", host=host, port=port, workers=api_workers, log_level=log_level)
+    except KeyboardInterrupt:
+        pass
     finally:
         if pool is not None:
             pool.stop()
+
+
+def _exit_on_signal(signum, _frame):
+    raise SystemExit(128 + signum)
 
 
 @cli.command("worker")

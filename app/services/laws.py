@@ -1,6 +1,7 @@
 """Reading laws out of runs, and predicting with them (evaluation only: cheap enough for a request)."""
 from __future__ import annotations
 
+import functools
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -17,50 +18,71 @@ from app.schemas.laws import BestLawPublic, LineageStep, PredictCreate, PredictP
 MAX_LINEAGE = 50
 
 
+@functools.lru_cache(maxsize=512)
+def _rendered(lines: tuple[str, ...], inputs: tuple[str, ...], targets: tuple[str, ...]):
+    """(law, LaTeX, sympy text): immutable, and sympy takes milliseconds, so reads share the work."""
+    law = parse_law(lines, inputs, targets)
+    return law, law.latex(), {t: str(e) for t, e in law.sympy().items()}
+
+
+def _spec_law(lines, spec) -> Law:
+    return _rendered(tuple(lines), tuple(spec["inputs"]), tuple(spec["targets"]))[0]
+
+
 def best_law(storage: BaseStorage, run: RunRecord) -> BestLawPublic:
-    spec = run.spec
     final = run.final
     if final and final.get("law"):
-        cand = storage.get_candidates(run.id, [final["candidate_id"]]) if final.get("candidate_id") is not None else []
-        source = cand[0] if cand else None
-        lines = list(final["law"])
-        return _public(run, lines, final["constants"], final=True, candidate_id=final.get("candidate_id"),
-                       score=run.best_score if source is None else source.score, validation=final.get("validation", {}),
-                       train=final.get("train", {}), test=final.get("test"),
-                       proposer=source.proposer if source else None, lineage=_lineage(storage, run.id, source))
+        if "lineage" in final:  # stored by the worker: no further query
+            lineage = [LineageStep(**step) for step in final["lineage"]]
+            proposer, score = final.get("proposer"), final.get("score")
+        else:
+            found = storage.get_candidates(run.id, [final["candidate_id"]]) if final.get("candidate_id") is not None else []
+            source = found[0] if found else None
+            lineage = _stored_lineage(storage, run.id, source)
+            proposer, score = (source.proposer, source.score) if source else (None, run.best_score)
+        return _public(run, list(final["law"]), final["constants"], final=True, candidate_id=final.get("candidate_id"),
+                       score=score, validation=final.get("validation", {}), train=final.get("train", {}),
+                       test=final.get("test"), proposer=proposer, lineage=lineage)
     best = storage.best_candidate(run.id)
     if best is None:
         n = run.progress.get("candidates", 0)
         raise NotFoundError(f"run {run.id} has no fitted law yet (state {run.state.value}, {n} candidate(s) evaluated)")
     return _public(run, list(best.lines), best.constants, final=False, candidate_id=best.id, score=best.score,
                    validation=best.validation, train={}, test=None, proposer=best.proposer,
-                   lineage=_lineage(storage, run.id, best))
+                   lineage=_stored_lineage(storage, run.id, best))
 
 
 def _public(run: RunRecord, lines, constants, **kw) -> BestLawPublic:
     spec = run.spec
-    law = parse_law(lines, spec["inputs"], spec["targets"])
+    law, latex, sympy_text = _rendered(tuple(lines), tuple(spec["inputs"]), tuple(spec["targets"]))
     score = kw.pop("score")
     return BestLawPublic(
         run_id=run.id, dataset_id=run.dataset_id, run_state=run.state.value, lines=list(law.lines),
-        text="\n".join(law.lines), latex=law.latex(), sympy={t: str(e) for t, e in law.sympy().items()},
+        text="\n".join(law.lines), latex=latex, sympy=sympy_text,
         inputs=list(law.inputs), targets=list(law.targets), group=spec.get("group"), constants=constants,
         n_constants=law.n_constants, complexity=law.complexity,
         score=None if score is None or not np.isfinite(score) else float(score), **kw)
 
 
-def _lineage(storage: BaseStorage, run_id: int, cand) -> list[LineageStep]:
-    """Ancestors through first parents, nearest first."""
+def _stored_lineage(storage: BaseStorage, run_id: int, cand) -> list[LineageStep]:
+    def lookup(candidate_id):
+        found = storage.get_candidates(run_id, [candidate_id])
+        return found[0] if found else None
+
+    return lineage_of(cand, lookup)
+
+
+def lineage_of(cand, lookup) -> list[LineageStep]:
+    """Ancestors through first parents, nearest first; ``lookup(id)`` gives a candidate or None."""
     steps, seen = [], set()
     while cand is not None and cand.parent_ids and len(steps) < MAX_LINEAGE:
         parent_id = cand.parent_ids[0]
         if parent_id in seen:
             break
         seen.add(parent_id)
-        found = storage.get_candidates(run_id, [parent_id])
-        if not found:
+        cand = lookup(parent_id)
+        if cand is None:
             break
-        cand = found[0]
         steps.append(LineageStep(id=cand.id, generation=cand.generation, proposer=cand.proposer,
                                  lines=list(cand.lines), score=cand.score if np.isfinite(cand.score) else None))
     return steps
@@ -97,7 +119,7 @@ def _run_law(storage: BaseStorage, run_id: int, candidate_id: int | None):
         lines, constants = best.lines, best.constants
         source = (f"run {run_id}, final law (candidate {best.candidate_id}, refitted on all training rows)"
                   if best.final else f"run {run_id}, best candidate so far ({best.candidate_id})")
-    return parse_law(lines, spec["inputs"], spec["targets"]), constants, spec.get("group"), source
+    return _spec_law(lines, spec), constants, spec.get("group"), source
 
 
 def _posted_law(req: PredictCreate):
