@@ -24,7 +24,7 @@ from agent.search.proposers.base import Proposer
 
 MAX_CSV_BYTES = 200 * 1024 * 1024
 DEFAULT_BUDGET = 400
-DEFAULT_TIME_LIMIT = 60.0
+DEFAULT_TIME_LIMIT = 50.0
 
 
 @dataclass

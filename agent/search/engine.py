@@ -44,6 +44,7 @@ class SearchConfig:
     target_score: float | None = None
     workers: int = 1
     n_folds: int = 3
+    first_generation: int = 48        # seed laws evaluated before mutation starts
     max_groups: int = 12              # groups the search validates on (all are refitted at the end)
     fit: FitOptions = SEARCH_FIT
     final_fit: FitOptions = FitOptions()
@@ -173,8 +174,10 @@ class Search:
 
     def _ask(self) -> list[Proposal]:
         if self.generation == 0:
+            # the seed library comes out in chunks (the rest interleaves with mutations),
+            # so a large library cannot blow through the time limit in one generation
             ctx = self._proposal_context(0)
-            n = max(self.offline.seeds_left(ctx), 1)
+            n = max(min(self.offline.seeds_left(ctx), self.config.first_generation), 1)
             return self._unique(self.offline.propose(ctx, n, self.rng), island_cycle=True)
         out = []
         for island in range(self.config.islands):

@@ -38,7 +38,7 @@ SEARCH_FIT = FitOptions(starts=8, local=1, max_nfev=80, time_limit=8.0, toleranc
 class Selection:
     complexity_weight: float = 0.004
     implausible_penalty: float = 0.5
-    fold_weights: str = "uniform"   # or "near": heavier weight on the nearest tail
+    fold_weights: str = "near"      # "near": weight 1/(k+1) on fold k (fold 0 fits on the most rows); or "uniform"
 
 
 @dataclass

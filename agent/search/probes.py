@@ -8,11 +8,12 @@ from scipy.stats import spearmanr
 from agent.problem import Problem, Table
 
 FACTORS = (1.0, 2.0, 4.0)
-MONOTONE_RHO = 0.9
+MONOTONE_RHO = 0.5   # |median within-group Spearman| along the axis that counts as a trend
+ROWS_PER_GROUP = 5   # the rows furthest along the axis, each pushed further
 
 
 def build_probes(df: pd.DataFrame, problem: Problem, table: Table, axis: np.ndarray | None):
-    """Per group: the row furthest along the axis, then the axis columns pushed 2x and 4x.
+    """Per group: the rows furthest along the axis, each with the axis columns pushed 2x and 4x.
 
     Returns (probe table or None, {target index: +1/-1} for targets monotone along the axis).
     """
@@ -22,15 +23,12 @@ def build_probes(df: pd.DataFrame, problem: Problem, table: Table, axis: np.ndar
     groups = []
     for g in table.group_names:
         rows = np.flatnonzero(table.groups == g)
-        last = rows[np.argmax(axis[rows])]
-        for f in FACTORS:
-            for name in problem.inputs:
-                v = table.X[name][last]
-                if name in problem.axis:
-                    col = table.X[name]
-                    v = v * f if np.all(col > 0) else v + (f - 1) * (col.max() - col.min())
-                X[name].append(v)
-            groups.append(g)
+        for last in rows[np.argsort(-axis[rows], kind="stable")[:ROWS_PER_GROUP]]:
+            for f in FACTORS:
+                for name in problem.inputs:
+                    X[name].append(_pushed(table.X[name], last, f) if name in problem.axis
+                                   else table.X[name][last])
+                groups.append(g)
     probes = Table({k: np.array(v, dtype=float) for k, v in X.items()},
                    np.full((len(groups), len(problem.targets)), np.nan), np.array(groups, dtype=object))
     monotone = {}
@@ -45,3 +43,9 @@ def build_probes(df: pd.DataFrame, problem: Problem, table: Table, axis: np.ndar
         if rhos and abs(np.median(rhos)) >= MONOTONE_RHO and np.all(np.sign(rhos) == np.sign(np.median(rhos))):
             monotone[j] = int(np.sign(np.median(rhos)))
     return probes, monotone
+
+
+def _pushed(col: np.ndarray, row: int, factor: float) -> float:
+    """The row's axis value pushed beyond the data: scaled if positive, else shifted by spans."""
+    v = col[row]
+    return v * factor if np.all(col > 0) else v + (factor - 1) * (col.max() - col.min())
