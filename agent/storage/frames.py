@@ -93,7 +93,8 @@ def _check_finite(name: str, series: pd.Series) -> pd.Series:
                         f"(first at row {int(np.argmax(nan)) + 1})")
     inf = np.isinf(values)
     if inf.any():
-        raise DataError(f"column {name!r} has {int(inf.sum())} infinite value(s) (first at row {int(np.argmax(inf)) + 1})")
+        raise DataError(f"column {name!r} has {int(inf.sum())} infinite value(s) "
+                        f"(first at row {int(np.argmax(inf)) + 1})")
     return series
 
 

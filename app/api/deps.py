@@ -21,9 +21,12 @@ StorageDep = Annotated[BaseStorage, Depends(get_storage)]
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]
 
 
+OffsetQuery = Annotated[int, Query(ge=0)]
+LimitQuery = Annotated[int | None, Query(ge=1, description="page size (at most SLD_PAGE_LIMIT_MAX)")]
+
+
 class Paging:
-    def __init__(self, request: Request, offset: Annotated[int, Query(ge=0)] = 0,
-                 limit: Annotated[int | None, Query(ge=1, description="page size (capped by SLD_PAGE_LIMIT_MAX)")] = None):
+    def __init__(self, request: Request, offset: OffsetQuery = 0, limit: LimitQuery = None):
         settings: Settings = request.app.state.settings
         self.offset = offset
         self.limit = min(limit or settings.page_limit_default, settings.page_limit_max)

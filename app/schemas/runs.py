@@ -64,7 +64,8 @@ class RunCreate(BaseModel):
 
         for name in value or ():
             if not re.match(_COLUMN, name):
-                raise ValueError(f"{name!r} cannot be used in a law (letters, digits and _ only, starting with a letter)")
+                raise ValueError(f"{name!r} cannot be used in a law "
+                                 "(letters, digits and _ only, starting with a letter)")
         if value is not None and len(set(value)) != len(value):
             raise ValueError("a column is listed twice")
         return value

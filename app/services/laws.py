@@ -36,7 +36,8 @@ def best_law(storage: BaseStorage, run: RunRecord) -> BestLawPublic:
             lineage = [LineageStep(**step) for step in final["lineage"]]
             proposer, score = final.get("proposer"), final.get("score")
         else:
-            found = storage.get_candidates(run.id, [final["candidate_id"]]) if final.get("candidate_id") is not None else []
+            cid = final.get("candidate_id")
+            found = storage.get_candidates(run.id, [cid]) if cid is not None else []
             source = found[0] if found else None
             lineage = _stored_lineage(storage, run.id, source)
             proposer, score = (source.proposer, source.score) if source else (None, run.best_score)
@@ -112,7 +113,8 @@ def _run_law(storage: BaseStorage, run_id: int, candidate_id: int | None):
     if candidate_id is not None:
         cand = storage.get_candidate(run_id, candidate_id)
         if not cand.ok:
-            raise DataError(f"candidate {candidate_id} of run {run_id} was rejected ({cand.reason}); it has no constants")
+            raise DataError(f"candidate {candidate_id} of run {run_id} was rejected ({cand.reason}); "
+                            "it has no constants")
         lines, constants, source = cand.lines, cand.constants, f"run {run_id}, candidate {candidate_id} (fit split)"
     else:
         best = best_law(storage, run)

@@ -190,3 +190,16 @@ def test_health_reports_the_database_and_queue(client, dataset_id):
 def test_runs_state_enum_matches_the_api(client):
     assert client.get("/runs", params={"state": "bogus"}).status_code == 422
     assert {s.value for s in RunState} == {"queued", "running", "done", "failed", "cancelled"}
+
+
+def test_a_run_with_an_unreachable_llm_falls_back_to_offline_and_says_so(client, worker, dataset_id):
+    llm = {"model": "smollm2", "base_url": "http://127.0.0.1:9/v1", "max_retries": 0, "timeout_s": 2}
+    run = client.post("/runs", json={"dataset_id": dataset_id, **SPEC, "budget": 30, "proposers": [
+        {"kind": "offline", "weight": 0.5}, {"kind": "llm", "weight": 0.5, "llm": llm}]}).json()
+    worker.run_once()
+    done = client.get(f"/runs/{run['id']}").json()
+    assert done["state"] == "done", done
+    events = client.get(f"/runs/{run['id']}/events", params={"limit": 1000}).json()
+    warnings = [e["payload"] for e in events if e["kind"] == "warning"]
+    assert warnings and "unavailable" in warnings[0]["message"]
+    assert "llm" in done["progress"]["proposers"]

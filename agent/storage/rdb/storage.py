@@ -1,37 +1,31 @@
 """The RDB storage: SQLAlchemy 2.0 on SQLite (default) or PostgreSQL (many workers).
 
-Every public method is one transaction.  Run ownership is a compare-and-set on
-``(state, worker_id)``: a worker whose run was re-claimed after a stale
-heartbeat cannot write anything more to it.
+Every public method is one transaction.  Datasets and task specs are here; runs,
+candidates and events in ``runs.py``.
 """
 from __future__ import annotations
 
 import contextlib
-from datetime import timedelta
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping
 
 import pandas as pd
-from sqlalchemy import and_, delete, func, insert, or_, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from agent.search.records import Candidate
 from agent.storage import frames
-from agent.storage.base import CANDIDATE_ORDERS, BaseStorage
-from agent.storage.errors import ConflictError, NotFoundError, RunLost
+from agent.storage.base import BaseStorage
+from agent.storage.errors import ConflictError, NotFoundError
 from agent.storage.rdb import convert as cv
 from agent.storage.rdb import models as m
 from agent.storage.rdb.engine import WRITE_OPTION, make_engine
+from agent.storage.rdb.runs import RunVerbs, paging
 from agent.storage.rdb.schema import ensure_schema
-from agent.storage.records import (
-    Checkpoint, DatasetRecord, Page, RunEvent, RunRecord, RunState, TaskSpecRecord,
-)
+from agent.storage.records import DatasetRecord, Page, RunState, TaskSpecRecord
 
 ACTIVE = (RunState.QUEUED.value, RunState.RUNNING.value)
-MAX_PAGE = 1000
 
 
-class RDBStorage(BaseStorage):
+class RDBStorage(RunVerbs, BaseStorage):
     """``RDBStorage("sqlite:///./sld.db")`` or ``RDBStorage("postgresql+psycopg://...")``.
 
     An empty database gets the schema (Alembic ``upgrade head``); an older one
@@ -101,7 +95,7 @@ class RDBStorage(BaseStorage):
             return cv.dataset_record(self._dataset_row(s, dataset_id))
 
     def list_datasets(self, *, offset=0, limit=50) -> Page[DatasetRecord]:
-        offset, limit = _paging(offset, limit)
+        offset, limit = paging(offset, limit)
         with self._read() as s:
             total = s.scalar(select(func.count()).select_from(m.DatasetRow))
             rows = s.scalars(select(m.DatasetRow).order_by(m.DatasetRow.id.desc()).offset(offset).limit(limit))
@@ -165,205 +159,3 @@ class RDBStorage(BaseStorage):
     def list_task_specs(self) -> list[TaskSpecRecord]:
         with self._read() as s:
             return [cv.task_spec_record(r) for r in s.scalars(select(m.TaskSpecRow).order_by(m.TaskSpecRow.name))]
-
-    # -- runs ---------------------------------------------------------------------------------
-    def create_run(self, dataset_id, spec) -> RunRecord:
-        with self._write() as s:
-            self._dataset_row(s, dataset_id)
-            t = cv.now()
-            run = m.RunRow(dataset_id=dataset_id, state=RunState.QUEUED.value, spec=cv.jsonable(dict(spec)),
-                           progress={}, generation=0, cancel_requested=False, attempts=0, created_at=t)
-            s.add(run)
-            s.flush()
-            s.add(m.EventRow(run_id=run.id, kind="queued", payload={}, created_at=t))
-            return cv.run_record(run)
-
-    def get_run(self, run_id) -> RunRecord:
-        with self._read() as s:
-            return cv.run_record(self._run_row(s, run_id))
-
-    def list_runs(self, *, dataset_id=None, state=None, offset=0, limit=50) -> Page[RunRecord]:
-        offset, limit = _paging(offset, limit)
-        where = []
-        if dataset_id is not None:
-            where.append(m.RunRow.dataset_id == dataset_id)
-        if state is not None:
-            where.append(m.RunRow.state == RunState(state).value)
-        with self._read() as s:
-            total = s.scalar(select(func.count()).select_from(m.RunRow).where(*where))
-            rows = s.scalars(select(m.RunRow).where(*where).order_by(m.RunRow.id.desc()).offset(offset).limit(limit))
-            return Page(tuple(cv.run_record(r) for r in rows), total, offset, limit)
-
-    def claim_run(self, worker_id, *, stale_after) -> RunRecord | None:
-        t = cv.now()
-        claimable = or_(
-            m.RunRow.state == RunState.QUEUED.value,
-            and_(m.RunRow.state == RunState.RUNNING.value,
-                 or_(m.RunRow.heartbeat_at.is_(None), m.RunRow.heartbeat_at < t - timedelta(seconds=stale_after))),
-        )
-        q = select(m.RunRow.id, m.RunRow.state, m.RunRow.worker_id, m.RunRow.heartbeat_at) \
-            .where(claimable).order_by(m.RunRow.id).limit(1)
-        if self._skip_locked:
-            q = q.with_for_update(skip_locked=True)
-        with self._write() as s:
-            seen = s.execute(q).first()
-            if seen is None:
-                return None
-            # Compare-and-set: only if nobody changed the run since we looked at it.
-            done = s.execute(update(m.RunRow).where(
-                m.RunRow.id == seen.id, m.RunRow.state == seen.state,
-                m.RunRow.worker_id.is_not_distinct_from(seen.worker_id),
-                m.RunRow.heartbeat_at.is_not_distinct_from(seen.heartbeat_at),
-            ).values(state=RunState.RUNNING.value, worker_id=worker_id, heartbeat_at=t,
-                     started_at=func.coalesce(m.RunRow.started_at, t), attempts=m.RunRow.attempts + 1,
-                     ).execution_options(synchronize_session=False))
-            if done.rowcount != 1:
-                return None
-            run = self._run_row(s, seen.id)
-            payload = {"worker_id": worker_id, "attempt": run.attempts}
-            if seen.state == RunState.RUNNING.value:
-                payload["resumed_from_worker"] = seen.worker_id
-            s.add(m.EventRow(run_id=run.id, kind="claimed", payload=payload, created_at=t))
-            return cv.run_record(run)
-
-    def heartbeat(self, run_id, worker_id) -> RunRecord:
-        with self._write() as s:
-            self._touch_owned(s, run_id, worker_id)
-            return cv.run_record(self._run_row(s, run_id))
-
-    def save_generation(self, run_id, worker_id, *, candidates, checkpoint, progress, best_score, events=()):
-        t = cv.now()
-        try:
-            with self._write() as s:
-                self._touch_owned(s, run_id, worker_id, {
-                    "progress": cv.jsonable(dict(progress)), "best_score": cv.finite_or_none(best_score),
-                    "generation": checkpoint.generation})
-                if candidates:
-                    s.execute(insert(m.CandidateRow), [cv.candidate_row(run_id, c) for c in candidates])
-                row = s.get(m.CheckpointRow, run_id)
-                if row is None:
-                    s.add(m.CheckpointRow(run_id=run_id, generation=checkpoint.generation,
-                                          state=cv.pack_state(checkpoint.state), updated_at=t))
-                else:
-                    row.generation, row.state, row.updated_at = checkpoint.generation, cv.pack_state(checkpoint.state), t
-                self._insert_events(s, run_id, events, t)
-                return cv.run_record(self._run_row(s, run_id))
-        except IntegrityError:
-            ids = [c.id for c in candidates]
-            raise ConflictError(f"run {run_id}: candidates {min(ids)}..{max(ids)} are already stored") from None
-
-    def load_checkpoint(self, run_id) -> Checkpoint | None:
-        with self._read() as s:
-            row = s.get(m.CheckpointRow, run_id)
-            if row is None:
-                self._run_row(s, run_id)
-                return None
-            return Checkpoint(run_id, row.generation, cv.unpack_state(row.state), cv.aware(row.updated_at))
-
-    def finish_run(self, run_id, worker_id, state, *, final=None, error=None, progress=None, best_score=None):
-        state = RunState(state)
-        if not state.finished:
-            raise ValueError(f"finish_run needs a final state, not {state.value}")
-        values: dict[str, Any] = {"state": state.value, "finished_at": cv.now(), "error": error}
-        if final is not None:
-            values["final"] = cv.jsonable(dict(final))
-        if progress is not None:
-            values["progress"] = cv.jsonable(dict(progress))
-        if best_score is not None:
-            values["best_score"] = cv.finite_or_none(best_score)
-        with self._write() as s:
-            self._touch_owned(s, run_id, worker_id, values)
-            self._insert_events(s, run_id, [{"kind": state.value, **({"error": error} if error else {})}], cv.now())
-            return cv.run_record(self._run_row(s, run_id))
-
-    def release_run(self, run_id, worker_id) -> None:
-        with self._write() as s:
-            self._touch_owned(s, run_id, worker_id, values={"state": RunState.QUEUED.value, "worker_id": None,
-                                                            "heartbeat_at": None})
-            self._insert_events(s, run_id, [{"kind": "released", "worker_id": worker_id}], cv.now())
-
-    def request_cancel(self, run_id) -> RunRecord:
-        with self._write() as s:
-            run = self._run_row(s, run_id, lock=True)
-            if RunState(run.state).finished:
-                raise ConflictError(f"run {run_id} is already {run.state}")
-            if run.state == RunState.QUEUED.value:
-                run.state, run.finished_at = RunState.CANCELLED.value, cv.now()
-            run.cancel_requested = True
-            s.add(m.EventRow(run_id=run_id, kind="cancel_requested", payload={}, created_at=cv.now()))
-            s.flush()
-            return cv.run_record(run)
-
-    def _touch_owned(self, s: Session, run_id: int, worker_id: str, values: Mapping[str, Any] = ()) -> None:
-        done = s.execute(update(m.RunRow).where(
-            m.RunRow.id == run_id, m.RunRow.worker_id == worker_id, m.RunRow.state == RunState.RUNNING.value,
-        ).values({"heartbeat_at": cv.now(), **dict(values)}).execution_options(synchronize_session=False))
-        if done.rowcount != 1:
-            run = self._run_row(s, run_id)
-            raise RunLost(f"run {run_id} is {run.state} and owned by {run.worker_id or 'nobody'}, not {worker_id}")
-
-    def _run_row(self, s: Session, run_id: int, lock: bool = False) -> m.RunRow:
-        q = select(m.RunRow).where(m.RunRow.id == run_id)
-        row = s.scalar(q.with_for_update() if lock and self._skip_locked else q)
-        if row is None:
-            raise NotFoundError(f"run {run_id} not found")
-        return row
-
-    # -- candidates ---------------------------------------------------------------------------
-    def list_candidates(self, run_id, *, order_by="score", descending=True, status=None, offset=0, limit=50):
-        if order_by not in CANDIDATE_ORDERS:
-            raise ValueError(f"cannot sort by {order_by!r}; choose one of {', '.join(CANDIDATE_ORDERS)}")
-        offset, limit = _paging(offset, limit)
-        col = getattr(m.CandidateRow, order_by)
-        key = (col.desc() if descending else col.asc()).nulls_last()
-        where = [m.CandidateRow.run_id == run_id] + ([m.CandidateRow.status == status] if status else [])
-        with self._read() as s:
-            self._run_row(s, run_id)
-            total = s.scalar(select(func.count()).select_from(m.CandidateRow).where(*where))
-            payloads = s.scalars(select(m.CandidateRow.payload).where(*where)
-                                 .order_by(key, m.CandidateRow.id).offset(offset).limit(limit))
-            return Page(tuple(cv.candidate(p) for p in payloads), total, offset, limit)
-
-    def get_candidates(self, run_id, ids) -> list[Candidate]:
-        ids = list(ids)
-        if not ids:
-            return []
-        with self._read() as s:
-            payloads = s.scalars(select(m.CandidateRow.payload).where(
-                m.CandidateRow.run_id == run_id, m.CandidateRow.id.in_(ids)).order_by(m.CandidateRow.id))
-            return [cv.candidate(p) for p in payloads]
-
-    def best_run(self, dataset_id) -> RunRecord | None:
-        with self._read() as s:
-            row = s.scalar(select(m.RunRow).where(
-                m.RunRow.dataset_id == dataset_id, m.RunRow.state == RunState.DONE.value,
-                m.RunRow.final.is_not(None),
-            ).order_by(m.RunRow.best_score.desc().nulls_last(), m.RunRow.id.desc()).limit(1))
-            return None if row is None else cv.run_record(row)
-
-    # -- events -------------------------------------------------------------------------------
-    def add_events(self, run_id, events) -> None:
-        with self._write() as s:
-            self._run_row(s, run_id)
-            self._insert_events(s, run_id, events, cv.now())
-
-    def list_events(self, run_id, *, after_id=0, limit=100) -> list[RunEvent]:
-        _, limit = _paging(0, limit)
-        with self._read() as s:
-            self._run_row(s, run_id)
-            rows = s.scalars(select(m.EventRow).where(m.EventRow.run_id == run_id, m.EventRow.id > after_id)
-                             .order_by(m.EventRow.id).limit(limit))
-            return [cv.event_record(r) for r in rows]
-
-    @staticmethod
-    def _insert_events(s: Session, run_id: int, events: Sequence[Mapping[str, Any]], t) -> None:
-        rows = [{"run_id": run_id, "kind": str(e.get("kind") or e.get("type") or "event")[:50],
-                 "payload": cv.jsonable(dict(e)), "created_at": t} for e in events]
-        if rows:
-            s.execute(insert(m.EventRow), rows)
-
-
-def _paging(offset: int, limit: int) -> tuple[int, int]:
-    if offset < 0 or limit < 1:
-        raise ValueError("offset must be >= 0 and limit >= 1")
-    return int(offset), min(int(limit), MAX_PAGE)

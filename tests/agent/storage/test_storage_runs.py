@@ -166,6 +166,9 @@ def test_cancel_is_immediate_when_queued_and_requested_when_running(storage, dat
     assert storage.claim_run("w", stale_after=60).id == running.id
     assert storage.request_cancel(running.id).state is RunState.RUNNING
     assert storage.heartbeat(running.id, "w").cancel_requested
+    saved = storage.save_generation(running.id, "w", candidates=candidates([0]), checkpoint=Checkpoint(running.id, 1, {}),
+                                    progress={}, best_score=None)
+    assert saved.cancel_requested and saved.generation == 1  # the worker learns it when it saves
     storage.finish_run(running.id, "w", RunState.CANCELLED)
     with pytest.raises(ConflictError, match=f"run {running.id} is already cancelled"):
         storage.request_cancel(running.id)
