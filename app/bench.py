@@ -78,12 +78,14 @@ def _finite_or_none(value):
 
 
 def bench_discovered(spec: TaskSpec, seed: int = 0, budget: int | None = None,
-                     time_limit: float | None = None, workers: int = 2, with_human: bool = False) -> dict:
+                     time_limit: float | None = None, workers: int = 2, with_human: bool = False,
+                     work: float | None = None) -> dict:
     """Run the offline search on the task's train split, then score the refitted law on test once."""
     from agent.search import SearchConfig
-    from app.discovery import DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, discover
+    from app.discovery import DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, DEFAULT_WORK, discover
 
     config = SearchConfig(budget=budget or DEFAULT_BUDGET, seed=seed, workers=workers,
+                          work_budget=DEFAULT_WORK if work is None else (work or None),
                           time_limit=DEFAULT_TIME_LIMIT if time_limit is None else (time_limit or None))
     start = time.perf_counter()
     result = discover(spec.problem(), load_split(spec.name, "train"), config=config,
@@ -93,6 +95,7 @@ def bench_discovered(spec: TaskSpec, seed: int = 0, budget: int | None = None,
                      time.perf_counter() - start)
     row["law"] = result.final["law"]
     row["candidates"] = result.search["candidates"]
+    row["stop_reason"] = result.search["stop_reason"]
     if with_human and spec.human_law is not None:
         human = bench_human(spec, "refit", seed)
         row["human_refit_r2"] = human["r2"]

@@ -23,8 +23,9 @@ from agent.search import Search, SearchConfig, report_on_test
 from agent.search.proposers.base import Proposer
 
 MAX_CSV_BYTES = 200 * 1024 * 1024
-DEFAULT_BUDGET = 400
-DEFAULT_TIME_LIMIT = 50.0
+DEFAULT_BUDGET = 2000          # candidates: rarely the binding limit; the work budget is
+DEFAULT_WORK = 400_000.0       # ~50 s on 2 cores for the SLDBench tasks, and reproducible from the seed
+DEFAULT_TIME_LIMIT = 600.0     # a safety net only: a run stopped by time is not reproducible
 
 
 @dataclass

@@ -21,6 +21,9 @@ from agent.fitting.structure import Block, analyse, evaluate_basis
 from agent.problem import Table
 
 LOSSES = ("lsq", "log", "huber_log")
+# One unit of work is one model evaluation; on 2-core x86 machines an evaluation costs about as
+# much fixed overhead as 600 rows of arithmetic, so work tracks seconds for small and large data.
+ROWS_PER_WORK_UNIT = 600.0
 _BAD = 1e3  # residual used where a prediction is not finite: steers the optimiser away
 
 
@@ -51,6 +54,7 @@ class FitResult:
     loss: float
     seconds: float
     notes: tuple[str, ...] = field(default_factory=tuple)
+    work: float = 0.0   # model evaluations (+ rows/600 each): a deterministic measure of effort
 
 
 def fit_law(law: Law, table: Table, *, seed: int = 0, options: FitOptions = FitOptions()) -> FitResult:
@@ -74,6 +78,7 @@ def _fit_law(law: Law, table: Table, seed: int, options: FitOptions) -> FitResul
     blocks = analyse(law)
     constants: dict[str, dict[str, float]] = {}
     total = 0.0
+    work = [0.0]
     for g_index, group in enumerate(table.group_names):
         rows = np.flatnonzero(table.groups == group)
         sub = table.take(rows)
@@ -81,12 +86,12 @@ def _fit_law(law: Law, table: Table, seed: int, options: FitOptions) -> FitResul
         deadline = time.perf_counter() + options.time_limit
         for b_index, block in enumerate(blocks):
             rng_seed = [seed, g_index, b_index]
-            fitted, objective = _fit_block(law, block, sub, loss, options, rng_seed, deadline)
+            fitted, objective = _fit_block(law, block, sub, loss, options, rng_seed, deadline, work)
             values.update(fitted)
             total += objective
         constants[group] = {c: values[c] for c in law.constants}
     return FitResult(constants=constants, loss=total / max(len(constants), 1),
-                     seconds=time.perf_counter() - start)
+                     seconds=time.perf_counter() - start, work=work[0])
 
 
 def predict(law: Law, X, constants: dict[str, dict[str, float]], groups) -> np.ndarray:
@@ -120,9 +125,11 @@ class _Objective:
         else:
             self.log_y = np.log(self.y)
         self.fns = [law._compiled[j] for j in block.target_index]
+        self.work = 0.0
         self.inputs = [table.X[i] for i in law.inputs]
 
     def predict(self, values: dict[str, float]) -> np.ndarray:
+        self.work += 1 + len(self.y) * len(self.fns) / ROWS_PER_WORK_UNIT
         args = [*self.inputs, *(values.get(c, 0.0) for c in self.law.constants)]
         n = len(self.y)
         with np.errstate(all="ignore"):
@@ -165,8 +172,15 @@ class _Objective:
         return float(np.mean(r * r))
 
 
-def _fit_block(law, block, table, loss, options, rng_seed, deadline):
+def _fit_block(law, block, table, loss, options, rng_seed, deadline, work):
     obj = _Objective(law, block, table, loss)
+    try:
+        return _fit_block_with(obj, block, options, rng_seed, deadline)
+    finally:
+        work[0] += obj.work
+
+
+def _fit_block_with(obj, block, options, rng_seed, deadline):
     names = block.nonlinear
     to_values, to_params = _transforms(block)
 
@@ -277,6 +291,7 @@ def _tolerances(options: FitOptions) -> dict:
 
 
 def _solve_linear(block, obj, values):
+    obj.work += 1 + len(obj.y) * (1 + len(block.linear)) / ROWS_PER_WORK_UNIT
     nonlin = [values[c] for c in block.nonlinear]
     B = evaluate_basis(block, obj.X, obj.law.inputs, nonlin)
     if not np.all(np.isfinite(B)):

@@ -34,6 +34,8 @@ STATE_VERSION = 1
 @dataclass(frozen=True)
 class SearchConfig:
     budget: int = 500                 # candidates evaluated (rejected ones count)
+    work_budget: float | None = None  # model evaluations summed over all fits: a seeded, machine-
+                                      # independent effort budget (a time limit is not reproducible)
     seed: int = 0
     islands: int = 4
     population: int = 10              # kept per island
@@ -82,6 +84,7 @@ class Search:
         self.best_id: int | None = None
         self.no_improve = 0
         self.elapsed = 0.0
+        self.work = 0.0
         self.stop_reason: str | None = None
         self._events: list[dict] = []
         self._evaluator = Evaluator(self.context, config.workers)
@@ -105,6 +108,8 @@ class Search:
         reason = None
         if len(self.candidates) >= cfg.budget:
             reason = "budget"
+        elif cfg.work_budget is not None and self.work >= cfg.work_budget:
+            reason = "work budget"
         elif cfg.time_limit is not None and self.elapsed >= cfg.time_limit:
             reason = "time limit"
         elif cfg.patience is not None and self.no_improve >= cfg.patience:
@@ -126,7 +131,8 @@ class Search:
             "candidates": len(self.candidates), "generation": self.generation,
             "best_score": None if best is None else best.score,
             "best_validation_r2": None if best is None else best.validation.get("r2"),
-            "elapsed": self.elapsed, "budget": self.config.budget, "stop_reason": self.stop_reason,
+            "elapsed": self.elapsed, "budget": self.config.budget, "work": self.work,
+            "stop_reason": self.stop_reason,
         }
 
     def step(self) -> list[Candidate]:
@@ -237,6 +243,7 @@ class Search:
             cand = Candidate(id=first_id + k, generation=self.generation, proposer=p.proposer,
                              parent_ids=tuple(p.parent_ids), island=island, meta=meta, **res)
             self.candidates.append(cand)
+            self.work += float(cand.meta.get("work", 0.0))
             new.append(cand)
             if cand.ok:
                 self._place(cand)
@@ -302,7 +309,7 @@ class Search:
             "candidates": [c.to_dict() for c in self.candidates],
             "islands": [list(p) for p in self.islands], "archive": dict(self.archive),
             "seen": sorted(self.seen), "best_id": self.best_id, "no_improve": self.no_improve,
-            "elapsed": self.elapsed, "stop_reason": self.stop_reason,
+            "elapsed": self.elapsed, "work": self.work, "stop_reason": self.stop_reason,
             "rng": self.rng.bit_generator.state,
             "proposers": {p.name: p.state_dict() for p, _ in self.proposers} | {"offline": self.offline.state_dict()},
         }
@@ -321,6 +328,7 @@ class Search:
         search.best_id = state["best_id"]
         search.no_improve = int(state["no_improve"])
         search.elapsed = float(state["elapsed"])
+        search.work = float(state.get("work", 0.0))
         search.stop_reason = state.get("stop_reason")
         search.rng.bit_generator.state = state["rng"]
         saved = state.get("proposers", {})

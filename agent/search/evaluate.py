@@ -31,6 +31,7 @@ from agent.problem import Problem, Table
 from agent.scoring import floored, score
 from agent.splits import Fold
 
+COMPILE_WORK = 500.0  # parsing, sympy compilation and analysis of one candidate, in units of fit work
 SEARCH_FIT = FitOptions(starts=8, local=1, max_nfev=80, time_limit=8.0, tolerance=1e-6)
 
 
@@ -63,13 +64,15 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int) -> dict:
                         max_constants=ctx.problem.max_constants)
     except LawError as exc:
         out["reason"] = f"parse: {exc}"
+        out["meta"] = {"work": COMPILE_WORK / 10}
         return _done(out, t0)
     out.update(lines=law.lines, canonical=law.canonical, n_constants=law.n_constants,
                complexity=law.complexity)
     try:
-        fold_r2, fold_nmse, target_nmse, first_fit = [], [], [], None
+        fold_r2, fold_nmse, target_nmse, first_fit, work = [], [], [], None, COMPILE_WORK
         for k, fold in enumerate(ctx.folds):
             fitted = fit_law(law, ctx.table.take(fold.fit), seed=seed + 7919 * k, options=ctx.fit_options)
+            work += fitted.work
             val = ctx.table.take(fold.validate)
             pred = predict(law, val, fitted.constants, val.groups)
             s = score(val.y, pred)
@@ -80,6 +83,7 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int) -> dict:
                 first_fit, first_scores = fitted, s
     except FitError as exc:
         out["reason"] = f"fit: {exc}"
+        out["meta"] = {"work": work + COMPILE_WORK}  # the failed fit's own effort is not returned
         return _done(out, t0)
     if not np.isfinite(fold_r2[0]):
         out["reason"] = "non-finite predictions on validation"
@@ -100,8 +104,7 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int) -> dict:
                                        for col in np.array(target_nmse).T]},
         score=-decades - sel.complexity_weight * law.complexity - sel.implausible_penalty * penalty,
     )
-    if notes:
-        out["meta"] = {"plausibility": notes}
+    out["meta"] = {"work": work, **({"plausibility": notes} if notes else {})}
     return _done(out, t0)
 
 

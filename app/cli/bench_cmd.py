@@ -43,7 +43,8 @@ def bench(
     ),
     seed: int = typer.Option(0, "--seed", help="Seed for everything random (fit starts, the search)."),
     budget: Optional[int] = typer.Option(None, "--budget", help="Candidate laws per task (discovered/both)."),
-    time_limit: Optional[float] = typer.Option(None, "--time-limit", help="Search seconds per task (discovered/both)."),
+    time_limit: Optional[float] = typer.Option(None, "--time-limit", help="Safety net: search seconds per task (discovered/both)."),
+    work: Optional[float] = typer.Option(None, "--work", help="Search effort per task in model evaluations (reproducible; discovered/both)."),
     workers: int = typer.Option(2, "--workers", help="Processes evaluating candidates (discovered/both)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
 ):
@@ -63,7 +64,7 @@ def bench(
             else:
                 status.update(f"searching laws (seed {seed}): {spec.name}")
                 rows.append(bench_discovered(spec, seed, budget, time_limit, workers,
-                                             with_human=laws is Laws.both))
+                                             with_human=laws is Laws.both, work=work))
     summary = summarize(rows)
     if laws is Laws.both:
         human = [r.get("human_refit_r2") for r in rows]

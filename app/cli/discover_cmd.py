@@ -15,7 +15,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from agent.errors import DataError, SldError
 from agent.search import FinalLaw, SearchConfig
 from app.cli import cli
-from app.discovery import DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, csv_problem, discover, read_csv
+from app.discovery import DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, DEFAULT_WORK, csv_problem, discover, read_csv
 
 MAX_GROUPS_SHOWN = 12
 
@@ -35,7 +35,8 @@ def discover_cmd(
     cap: int = typer.Option(6, "--cap", help="Most constants a law may have, per group (with --csv)."),
     seed: int = typer.Option(0, "--seed", help="Seed: the same seed gives the same run."),
     budget: int = typer.Option(DEFAULT_BUDGET, "--budget", help="Candidate laws to evaluate."),
-    time_limit: float = typer.Option(DEFAULT_TIME_LIMIT, "--time-limit", help="Seconds of search (0 = no limit)."),
+    work: float = typer.Option(DEFAULT_WORK, "--work", help="Search effort in model evaluations (0 = no limit); reproducible."),
+    time_limit: float = typer.Option(DEFAULT_TIME_LIMIT, "--time-limit", help="Safety net in seconds (0 = none); a run it stops is not reproducible."),
     workers: int = typer.Option(2, "--workers", help="Processes evaluating candidates."),
     llm: Optional[str] = typer.Option(None, "--llm", help="Also propose laws with this LLM (OpenAI-compatible model name)."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)."),
@@ -66,18 +67,21 @@ def discover_cmd(
         problem = spec.problem()
         train, test = load_split(spec.name, "train"), load_split(spec.name, "test")
         human = spec.human_law.lines if spec.human_law else None
-    config = SearchConfig(budget=budget, seed=seed, workers=workers, time_limit=time_limit or None)
+    config = SearchConfig(budget=budget, seed=seed, workers=workers, time_limit=time_limit or None,
+                          work_budget=work or None)
     budgets = {k: v for k, v in {"max_calls": llm_max_calls, "max_cost_usd": llm_max_cost}.items() if v is not None}
     proposers = _proposers(llm, base_url, llm_weight, seed, budgets)
     err = Console(stderr=True)
-    with Progress(TextColumn("[bold]searching"), BarColumn(), TextColumn("{task.completed}/{task.total} laws"),
+    with Progress(TextColumn("[bold]searching"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
                   TextColumn("{task.fields[best]}"), TimeElapsedColumn(), console=err, transient=True) as bar:
         job = bar.add_task("search", total=budget, best="")
 
         def tick(search):
             p = search.progress
             best = "" if p["best_validation_r2"] is None else f"best validation R² {p['best_validation_r2']:.4f}"
-            bar.update(job, completed=p["candidates"], best=best)
+            # whichever budget binds first drives the bar
+            done = max(p["candidates"] / budget, (p["work"] / work) if work else 0.0)
+            bar.update(job, completed=min(done, 1.0) * budget, best=best)
 
         result = discover(problem, train, config=config, proposers=proposers, test=test,
                           human_lines=human, on_generation=tick)
