@@ -41,7 +41,7 @@ def discover_cmd(
     llm: Optional[str] = typer.Option(None, "--llm", help="Also propose laws with this LLM (OpenAI-compatible model name)."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)."),
     llm_weight: float = typer.Option(0.7, "--llm-weight", help="Share of proposals asked of the LLM."),
-    llm_max_calls: Optional[int] = typer.Option(None, "--llm-max-calls", help="Stop the run after this many LLM calls."),
+    llm_max_calls: Optional[int] = typer.Option(40, "--llm-max-calls", help="Stop the run after this many LLM calls (0 = no cap)."),
     llm_max_cost: Optional[float] = typer.Option(None, "--llm-max-cost", help="Stop the run past this LLM cost (USD)."),
     save: Optional[Path] = typer.Option(None, "--save", help="Write the result JSON here (usable by `sld predict --law`)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a report."),
@@ -69,7 +69,8 @@ def discover_cmd(
         human = spec.human_law.lines if spec.human_law else None
     config = SearchConfig(budget=budget, seed=seed, workers=workers, time_limit=time_limit or None,
                           work_budget=work or None)
-    budgets = {k: v for k, v in {"max_calls": llm_max_calls, "max_cost_usd": llm_max_cost}.items() if v is not None}
+    budgets = {k: v for k, v in {"max_calls": llm_max_calls or None, "max_cost_usd": llm_max_cost}.items()
+               if v is not None}
     proposers = _proposers(llm, base_url, llm_weight, seed, budgets)
     err = Console(stderr=True)
     with Progress(TextColumn("[bold]searching"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
