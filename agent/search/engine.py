@@ -160,11 +160,26 @@ class Search:
                 callback(self, new)
         return self.finalize()
 
+    def chosen(self) -> Candidate | None:
+        """The law to report: the simplest one scoring within the parsimony margin of the best.
+
+        The best validation score among hundreds of candidates is partly luck
+        (a winner's curse); among laws that validation cannot tell apart, the
+        simpler one extrapolates more reliably (the one-standard-error rule).
+        """
+        best = self.best
+        if best is None:
+            return None
+        margin = self.config.selection.parsimony_margin
+        close = [c for c in self.candidates if c.ok and c.score >= best.score - margin]
+        return min(close, key=lambda c: (c.complexity, -c.score, c.id))
+
     def finalize(self) -> FinalLaw:
-        """Refit the best law on all training rows (the test split is never seen here)."""
-        if self.best is None:
+        """Refit the chosen law on all training rows (the test split is never seen here)."""
+        chosen = self.chosen()
+        if chosen is None:
             raise LawError("no candidate could be fitted; nothing to report")
-        return refit_final(self.best, self.problem, self.table, self.config.final_fit, self.config.seed)
+        return refit_final(chosen, self.problem, self.table, self.config.final_fit, self.config.seed)
 
     def drain_events(self) -> list[dict]:
         events = self._events

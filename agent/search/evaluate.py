@@ -39,6 +39,7 @@ SEARCH_FIT = FitOptions(starts=8, local=1, max_nfev=80, time_limit=8.0, toleranc
 class Selection:
     complexity_weight: float = 0.004
     implausible_penalty: float = 0.5
+    parsimony_margin: float = 0.05  # decades: the simplest law this close to the best score is chosen
     fold_weights: str = "near"      # "near": weight 1/(k+1) on fold k (fold 0 fits on the most rows); or "uniform"
 
 
