@@ -50,7 +50,7 @@ class DatasetRecord:
     id: int
     name: str
     description: str
-    source: str | None  # e.g. "sldbench:sft_scaling_law" for an imported task
+    source: str | None  # free-form provenance set by the caller (e.g. an imported bundled task)
     n_rows: int
     n_batches: int
     columns: tuple[ColumnInfo, ...]
