@@ -118,11 +118,10 @@ class _Objective:
         self.law, self.block, self.loss = law, block, loss
         self.X = table.X
         self.y = table.y[:, list(block.target_index)]
-        if loss == "lsq":
-            scale = self.y.std(axis=0)
-            scale[scale == 0] = 1.0
-            self.scale = scale
-        else:
+        scale = self.y.std(axis=0)
+        scale[scale == 0] = 1.0
+        self.scale = scale  # raw residuals are scaled per target (lsq, and the projected refinement)
+        if loss != "lsq":
             self.log_y = np.log(self.y)
         self.fns = [law._compiled[j] for j in block.target_index]
         self.work = 0.0
@@ -244,10 +243,8 @@ def _refine_nonlinear(obj, block, varpro, p0, options):
 def _raw_resid(obj, values):
     """Variable projection solves linear constants in raw space; refine there too."""
     pred = obj.predict(values)
-    scale = obj.y.std(axis=0)
-    scale[scale == 0] = 1.0
     with np.errstate(all="ignore"):
-        r = (pred - obj.y) / scale
+        r = (pred - obj.y) / obj.scale
     return np.where(np.isfinite(r), r, _BAD).ravel()
 
 
