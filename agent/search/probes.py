@@ -45,7 +45,17 @@ def build_probes(df: pd.DataFrame, problem: Problem, table: Table, axis: np.ndar
     return probes, monotone
 
 
+SHIFT_PER_DOUBLING = 0.25  # spans of an additive axis that stand for one doubling of a positive one
+
+
 def _pushed(col: np.ndarray, row: int, factor: float) -> float:
-    """The row's axis value pushed beyond the data: scaled if positive, else shifted by spans."""
+    """The row's axis value pushed beyond the data: scaled if positive, else shifted.
+
+    An axis that is not positive (already a log, say) is shifted by a quarter of
+    its span per doubling: 2x and 4x become +0.25 and +0.5 spans, about as far
+    as a doubling reaches on an axis spanning a few decades, not whole spans.
+    """
     v = col[row]
-    return v * factor if np.all(col > 0) else v + (factor - 1) * (col.max() - col.min())
+    if np.all(col > 0):
+        return v * factor
+    return v + np.log2(factor) * SHIFT_PER_DOUBLING * (col.max() - col.min())
