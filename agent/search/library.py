@@ -17,8 +17,12 @@ from agent.problem import Problem
 class Names:
     """Fresh constant names with a per-target suffix; carries the target's trends."""
 
-    def __init__(self, suffix: str = "", trend: dict | None = None):
-        self.suffix, self.counts, self.trend = suffix, {}, trend or {}
+    def __init__(self, suffix: str = "", trend: dict | None = None, cap: int | None = None):
+        self.suffix, self.counts, self.trend, self.cap = suffix, {}, trend or {}, cap
+
+    @property
+    def used(self) -> int:
+        return sum(self.counts.values())
 
     def __call__(self, stem: str) -> str:
         k = self.counts.get(stem, 0)
@@ -161,26 +165,37 @@ def _split_by_trend(S, L, inf, n):
     return mono, turning
 
 
-def _hybrid(S, L, inf, n, cross=False):
-    """Power-law decay in monotone scale inputs, a quadratic (in logs) in inputs with an optimum.
+def _hybrid(S, L, inf, n, interactions=False, drift=False):
+    """Power-law decay in monotone scale inputs plus a bowl (quadratic in logs) in inputs with an optimum.
 
     The classic shape of hyperparameter sweeps: loss falls as a power law in
-    size and is a bowl in learning-rate-like settings.
+    size and is a bowl in learning-rate-like settings.  The bowl is written
+    expanded (q*u**2 + b*u, not q*(u - m)**2) so every bowl constant enters
+    linearly and is solved exactly; ``interactions`` adds products of the
+    turning inputs (their optima move together), ``drift`` adds u*log(x) terms
+    so the optimum moves with the scale inputs, as many as the cap allows.
     """
     mono, turning = _split_by_trend(S, L, inf, n)
     if not mono or not turning:
         return None
     u = [log_term(x, inf[x]) if x in S else x for x in turning]
     terms = [f"{n('c')}*{power_term(x, inf[x], n('a'))}" for x in mono]
-    terms += [f"{n('q')}*({t} - {n('m')})**2" for t in u]
-    if cross:
-        terms += [f"{n('g')}*({t} - {n('m')})*{log_term(x, inf[x])}" for t in u for x in mono]
+    terms += [f"{n('q')}*{t}**2" for t in u] + [f"{n('b')}*{t}" for t in u]
+    if interactions:
+        terms += [f"{n('q')}*{a}*{b}" for a, b in itertools.combinations(u, 2)]
+    if drift:
+        for t in u:
+            for x in mono:
+                if n.cap is None or n.used + 2 <= n.cap:  # +1 for the offset added below
+                    terms.append(f"{n('g')}*{t}*{log_term(x, inf[x])}")
     return f"{n('c')} + " + " + ".join(terms)
 
 
 SHAPES: dict[str, Shape] = {
     "hybrid_power_bowl": _hybrid,
-    "hybrid_power_bowl_cross": lambda S, L, i, n: _hybrid(S, L, i, n, cross=True),
+    "hybrid_power_bowl_interactions": lambda S, L, i, n: _hybrid(S, L, i, n, interactions=True),
+    "hybrid_power_bowl_drift": lambda S, L, i, n: _hybrid(S, L, i, n, drift=True),
+    "hybrid_power_bowl_interactions_drift": lambda S, L, i, n: _hybrid(S, L, i, n, interactions=True, drift=True),
     "additive_power": _additive_power,
     "multiplicative_power": _multiplicative_power,
     "pure_power": _pure_power,
@@ -215,6 +230,7 @@ def input_subsets(inputs: list[str], max_subsets: int = 8) -> Iterable[list[str]
 def seed_laws(problem: Problem, summary: dict) -> list[tuple[str, tuple[str, ...]]]:
     """(shape label, law lines) for every shape and input subset that fits the cap."""
     info = summary["inputs"]
+    cap_per_target = problem.max_constants // max(len(problem.targets), 1)
     seen, out = set(), []
     for subset in input_subsets(list(problem.inputs)):
         S = [x for x in subset if info[x]["scale_like"]]
@@ -223,7 +239,8 @@ def seed_laws(problem: Problem, summary: dict) -> list[tuple[str, tuple[str, ...
             lines = []
             for j, target in enumerate(problem.targets):
                 suffix = f"_{j + 1}" if len(problem.targets) > 1 else ""
-                expr = shape(S, L, info, Names(suffix, summary["targets"][target]["trend"]))
+                names = Names(suffix, summary["targets"][target]["trend"], cap_per_target)
+                expr = shape(S, L, info, names)
                 if expr is None:
                     break
                 lines.append(f"{target} = {expr}")
