@@ -66,13 +66,18 @@ def fit_law(law: Law, table: Table, *, seed: int = 0, options: FitOptions = FitO
         return _fit_law(law, table, seed, options)
 
 
+def resolve_loss(loss: str, y: np.ndarray) -> str:
+    """The loss ``auto`` stands for on these targets: ``log`` if all are positive, else ``lsq``."""
+    if loss == "auto":
+        return "log" if np.all(np.asarray(y) > 0) else "lsq"
+    return loss
+
+
 def _fit_law(law: Law, table: Table, seed: int, options: FitOptions) -> FitResult:
     if options.loss not in (*LOSSES, "auto"):
         raise FitError(f"unknown loss {options.loss!r}; choose one of {', '.join(LOSSES)}, auto")
     start = time.perf_counter()
-    loss = options.loss
-    if loss == "auto":
-        loss = "log" if np.all(table.y > 0) else "lsq"
+    loss = resolve_loss(options.loss, table.y)
     if loss != "lsq" and np.any(table.y <= 0):
         raise FitError(f"loss {loss!r} needs positive targets; use loss 'lsq'")
     blocks = analyse(law)

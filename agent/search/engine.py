@@ -8,17 +8,17 @@ and resumes to exactly the candidates an uninterrupted run would produce.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from agent.errors import LawError
 from agent.expressions import parse_law
-from agent.fitting import FitOptions
+from agent.fitting import FitOptions, resolve_loss
 from agent.problem import Problem, axis_values, make_table
 from agent.search.compose import compose_best_lines
-from agent.search.evaluate import SEARCH_FIT, EvaluationContext, Selection
+from agent.search.evaluate import FINALIST_FIT, SEARCH_FIT, EvaluationContext, Selection
 from agent.search.final import FinalLaw, refit_final
 from agent.search.pool import Evaluator
 from agent.search.probes import build_probes
@@ -51,6 +51,9 @@ class SearchConfig:
     fit: FitOptions = SEARCH_FIT
     final_fit: FitOptions = FitOptions()
     selection: Selection = Selection()
+    finalists: int = 12               # best distinct laws re-scored with careful fits before reporting
+    finalist_losses: tuple[str, ...] = ("auto", "huber_log")  # each finalist is fitted with each
+    finalist_fit: FitOptions = FINALIST_FIT
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -86,6 +89,7 @@ class Search:
         self.elapsed = 0.0
         self.work = 0.0
         self.stop_reason: str | None = None
+        self.refined = False
         self._events: list[dict] = []
         self._evaluator = Evaluator(self.context, config.workers)
 
@@ -170,16 +174,57 @@ class Search:
         best = self.best
         if best is None:
             return None
+        finalists = [c for c in self.candidates if c.ok and c.proposer.startswith("finalist:")]
+        if finalists:  # scored with careful fits: not comparable with the screening scores
+            best = max(finalists, key=lambda c: (c.score, -c.id))
         margin = self.config.selection.parsimony_margin
-        close = [c for c in self.candidates if c.ok and c.score >= best.score - margin]
+        close = [c for c in finalists or self.candidates if c.ok and c.score >= best.score - margin]
         return min(close, key=lambda c: (c.complexity, -c.score, c.id))
+
+    def refine(self) -> list[Candidate]:
+        """Re-score the best distinct laws as finalists, with careful fits and each loss (once per run).
+
+        The search screens thousands of fits cheaply (few starts, short
+        refinements), so near the top its ranking is partly fit noise: a form
+        whose cheap fit missed its best constants loses to a worse form.  The
+        finalists are fitted the way the reported law will be, on the same
+        folds.  How constants are fitted is part of the model too: a log-residual
+        fit and a robust (Huber) fit of one form extrapolate differently, most
+        of all where a few rows sit far from the rest, so each finalist is
+        scored under each loss and validation decides, like everything else.
+        """
+        if self.refined:
+            return []
+        self.refined = True
+        positive = bool(np.all(self.table.y > 0))
+        losses = list(dict.fromkeys(resolve_loss(loss, self.table.y) for loss in self.config.finalist_losses
+                                    if positive or loss in ("auto", "lsq")))
+        best, seen = [], set()
+        for c in sorted((c for c in self.candidates if c.ok), key=lambda c: (-c.score, c.id)):
+            if c.canonical not in seen:
+                seen.add(c.canonical)
+                best.append(c)
+            if len(best) >= self.config.finalists:
+                break
+        proposals = [Proposal(c.lines, f"finalist:{loss}", (c.id,), {"island": c.island, "fit_loss": loss})
+                     for c in best for loss in losses]
+        if not proposals:
+            return []
+        t0 = time.perf_counter()
+        new = self._tell(proposals)
+        self.elapsed += time.perf_counter() - t0
+        return new
 
     def finalize(self) -> FinalLaw:
         """Refit the chosen law on all training rows (the test split is never seen here)."""
+        self.refine()
         chosen = self.chosen()
         if chosen is None:
             raise LawError("no candidate could be fitted; nothing to report")
-        return refit_final(chosen, self.problem, self.table, self.config.final_fit, self.config.seed)
+        options = self.config.final_fit
+        if chosen.fit.get("method"):
+            options = replace(options, loss=chosen.fit["method"])
+        return refit_final(chosen, self.problem, self.table, options, self.config.seed)
 
     def drain_events(self) -> list[dict]:
         events = self._events
@@ -248,7 +293,9 @@ class Search:
     def _tell(self, proposals: list[Proposal]) -> list[Candidate]:
         first_id = len(self.candidates)
         seeds = [self.config.seed * 1_000_003 + first_id + k for k in range(len(proposals))]
-        results = self._evaluator.map([p.lines for p in proposals], seeds)
+        options = [replace(self.config.finalist_fit, loss=p.meta["fit_loss"]) if "fit_loss" in p.meta else None
+                   for p in proposals]
+        results = self._evaluator.map([p.lines for p in proposals], seeds, options)
         new = []
         for k, (p, res) in enumerate(zip(proposals, results)):
             meta = dict(p.meta)
@@ -325,7 +372,7 @@ class Search:
             "islands": [list(p) for p in self.islands], "archive": dict(self.archive),
             "seen": sorted(self.seen), "best_id": self.best_id, "no_improve": self.no_improve,
             "elapsed": self.elapsed, "work": self.work, "stop_reason": self.stop_reason,
-            "rng": self.rng.bit_generator.state,
+            "refined": self.refined, "rng": self.rng.bit_generator.state,
             "proposers": {p.name: p.state_dict() for p, _ in self.proposers} | {"offline": self.offline.state_dict()},
         }
 
@@ -345,6 +392,7 @@ class Search:
         search.elapsed = float(state["elapsed"])
         search.work = float(state.get("work", 0.0))
         search.stop_reason = state.get("stop_reason")
+        search.refined = bool(state.get("refined", False))
         search.rng.bit_generator.state = state["rng"]
         saved = state.get("proposers", {})
         search.offline.load_state_dict(saved.get("offline", {}))

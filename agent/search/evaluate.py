@@ -2,13 +2,16 @@
 
 Selection score (higher is better), in decades of normalized error::
 
-    score = - mean over folds of log10(clip(NMSE, 1e-8, 2))
+    score = - mean over folds of log10(clip(NMSE + disagreement_weight * spread, 1e-8, 2))
             - complexity_weight * complexity
             - implausible_penalty * implausibility
 
 Log NMSE separates good laws where R² does not (0.9997 and 0.995 differ by
 1.2 decades, not by 0.005), so a complexity penalty can be calibrated against
-it; clipping at NMSE 2 mirrors the benchmark's floor of R² at -1.
+it; clipping at NMSE 2 mirrors the benchmark's floor of R² at -1.  ``spread``
+is how much the folds' fits disagree at the probes (see ``_disagreement``):
+validation error is the bias of a short extrapolation, the spread the variance
+of a longer one, and their sum the expected error.
 
 Plausibility probes push the fitted law beyond the training range along the
 axis (2x and 4x the largest axis level of each group).  A law whose
@@ -26,13 +29,14 @@ import numpy as np
 
 from agent.errors import FitError, LawError
 from agent.expressions import parse_law
-from agent.fitting import FitOptions, fit_law, predict
+from agent.fitting import FitOptions, fit_law, predict, resolve_loss
 from agent.problem import Problem, Table
 from agent.scoring import floored, score
 from agent.splits import Fold
 
 COMPILE_WORK = 500.0  # parsing, sympy compilation and analysis of one candidate, in units of fit work
-SEARCH_FIT = FitOptions(starts=8, local=1, max_nfev=80, time_limit=8.0, tolerance=1e-6)
+SEARCH_FIT = FitOptions(starts=8, local=1, max_nfev=80, time_limit=8.0, tolerance=1e-6)   # screening
+FINALIST_FIT = FitOptions(starts=32, local=3, max_nfev=200, time_limit=8.0, tolerance=1e-8)  # the top few
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,7 @@ class Selection:
     implausible_penalty: float = 0.5
     parsimony_margin: float = 0.05  # decades: the simplest law this close to the best score is chosen
     fold_weights: str = "near"      # "near": weight 1/(k+1) on fold k (fold 0 fits on the most rows); or "uniform"
+    disagreement_weight: float = 1.0  # the folds' spread at the probes is added to each fold's NMSE
 
 
 @dataclass
@@ -56,9 +61,15 @@ class EvaluationContext:
     selection: Selection = Selection()
 
 
-def evaluate_lines(lines, ctx: EvaluationContext, seed: int) -> dict:
-    """Candidate fields for one proposal; never raises for a bad law."""
+def evaluate_lines(lines, ctx: EvaluationContext, seed: int, options: FitOptions | None = None) -> dict:
+    """Candidate fields for one proposal; never raises for a bad law.
+
+    ``options`` override the context's fit options: finalists are fitted more
+    carefully, and with each loss (the fit's loss is part of a candidate: the
+    same form fitted another way is another model).
+    """
     t0 = time.perf_counter()
+    options = options or ctx.fit_options
     out: dict = {"status": "rejected", "reason": None, "score": float("-inf")}
     try:
         law = parse_law(lines, ctx.problem.inputs, ctx.problem.targets,
@@ -70,10 +81,11 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int) -> dict:
     out.update(lines=law.lines, canonical=law.canonical, n_constants=law.n_constants,
                complexity=law.complexity)
     try:
-        fold_r2, fold_nmse, target_nmse, first_fit, work = [], [], [], None, COMPILE_WORK
+        fold_r2, fold_nmse, target_nmse, first_fit, work, fits = [], [], [], None, COMPILE_WORK, []
         for k, fold in enumerate(ctx.folds):
-            fitted = fit_law(law, ctx.table.take(fold.fit), seed=seed + 7919 * k, options=ctx.fit_options)
+            fitted = fit_law(law, ctx.table.take(fold.fit), seed=seed + 7919 * k, options=options)
             work += fitted.work
+            fits.append(fitted)
             val = ctx.table.take(fold.validate)
             pred = predict(law, val, fitted.constants, val.groups)
             s = score(val.y, pred)
@@ -91,16 +103,18 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int) -> dict:
         return _done(out, t0)
     penalty, notes = _implausibility(law, first_fit.constants, ctx)
     sel = ctx.selection
+    spread = _disagreement(law, fits, ctx)
     weights = np.ones(len(fold_r2)) if sel.fold_weights == "uniform" else 1.0 / (1 + np.arange(len(fold_r2)))
     agg = float(np.average([floored(r) for r in fold_r2], weights=weights))
-    decades = float(np.average([np.log10(np.clip(v, 1e-8, 2.0)) for v in fold_nmse], weights=weights))
+    extra = sel.disagreement_weight * (spread or 0.0)
+    decades = float(np.average([np.log10(np.clip(v + extra, 1e-8, 2.0)) for v in fold_nmse], weights=weights))
     out.update(
         status="ok",
         constants=first_fit.constants,
-        fit={"loss": first_fit.loss},
+        fit={"loss": first_fit.loss, "method": resolve_loss(options.loss, ctx.table.y)},
         validation={"r2": first_scores.r2, "nmse": first_scores.nmse, "nmae": first_scores.nmae,
                     "fold_r2": [float(r) for r in fold_r2], "mean_fold_r2": agg,
-                    "implausibility": penalty,
+                    "implausibility": penalty, "disagreement": spread,
                     "target_decades": [float(np.average(np.log10(np.clip(col, 1e-8, 2.0)), weights=weights))
                                        for col in np.array(target_nmse).T]},
         score=-decades - sel.complexity_weight * law.complexity - sel.implausible_penalty * penalty,
@@ -112,6 +126,35 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int) -> dict:
 def _done(out: dict, t0: float) -> dict:
     out["seconds"] = time.perf_counter() - t0
     return out
+
+
+def _disagreement(law, fits, ctx: EvaluationContext) -> float | None:
+    """How much the folds' fits disagree beyond the data: variance across folds of the
+    predictions at the probes, over the target variance (None without probes or folds).
+
+    Validation measures the bias of a short extrapolation; this estimates the
+    variance of a longer one.  A law whose constants swing with the fit origin
+    (a near-degenerate exponent, an offset traded against a scale) predicts
+    very differently at 4x depending on which rows it saw: such laws look fine
+    on one tail and extrapolate badly further out.
+    """
+    probes = ctx.probes
+    if probes is None or len(probes) == 0 or len(fits) < 2:
+        return None
+    common = set.intersection(*(set(f.constants) for f in fits))
+    rows = np.flatnonzero(np.isin(probes.groups, list(common)))
+    if len(rows) == 0:
+        return None
+    probes = probes.take(rows)
+    try:
+        preds = np.stack([predict(law, probes, f.constants, probes.groups) for f in fits])
+    except FitError:
+        return None
+    if not np.all(np.isfinite(preds)):
+        return 2.0
+    var_y = ctx.table.y.var(axis=0)
+    var_y = np.where(var_y > 0, var_y, 1.0)
+    return float(np.clip(np.mean(preds.var(axis=0) / var_y), 0.0, 2.0))
 
 
 def _implausibility(law, constants, ctx: EvaluationContext) -> tuple[float, list[str]]:

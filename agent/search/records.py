@@ -40,7 +40,7 @@ class Candidate:
     n_constants: int = 0
     complexity: int = 0
     constants: dict[str, dict[str, float]] = field(default_factory=dict)
-    fit: dict[str, float] = field(default_factory=dict)
+    fit: dict[str, Any] = field(default_factory=dict)  # {"loss": objective, "method": fit loss}
     validation: dict[str, float] = field(default_factory=dict)
     score: float = float("-inf")
     seconds: float = 0.0
