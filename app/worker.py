@@ -124,7 +124,14 @@ class _RunExecution:
     def _finish(self, search: Search, state: RunState) -> None:
         final, error = None, None
         if search.best is not None:
-            final = search.finalize().to_dict()
+            rescore = state is not RunState.CANCELLED
+            finalists = search.refine() if rescore else []
+            if finalists:  # stored like a generation, so the reported law's record and lineage exist
+                self.storage.save_generation(
+                    self.run.id, self.wid, candidates=finalists,
+                    checkpoint=Checkpoint(self.run.id, search.generation, search.state_dict()),
+                    progress=progress_of(search), best_score=search.best.score, events=search.drain_events())
+            final = search.finalize(rescore=rescore).to_dict()
             final.update(self._reports(search, final))
             final.update(best_facts(search))
         elif state is RunState.DONE:
@@ -184,11 +191,11 @@ class _RunExecution:
 
 
 def best_facts(search: Search) -> dict[str, Any]:
-    """Who proposed the best law, its score and its ancestry, stored with the final law
+    """Who proposed the reported law, its score and its ancestry, stored with the final law
     so that reading the best law is one query."""
     from app.services.laws import lineage_of
 
-    best = search.best
+    best = search.chosen()
     by_id = {c.id: c for c in search.candidates}
     return {"proposer": best.proposer, "score": best.score,
             "lineage": [step.model_dump() for step in lineage_of(best, by_id.get)]}

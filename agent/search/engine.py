@@ -52,7 +52,8 @@ class SearchConfig:
     final_fit: FitOptions = FitOptions()
     selection: Selection = Selection()
     finalists: int = 12               # best distinct laws re-scored with careful fits before reporting
-    finalist_losses: tuple[str, ...] = ("auto", "huber_log")  # each finalist is fitted with each
+    finalist_losses: tuple[str, ...] = ("auto",)  # each finalist is fitted with each; ("auto", "huber_log")
+                                      # adds robust fits (on SLDBench a wash, and worse on Gaussian noise)
     finalist_fit: FitOptions = FINALIST_FIT
 
     def to_dict(self) -> dict:
@@ -131,8 +132,10 @@ class Search:
     @property
     def progress(self) -> dict:
         best = self.best
+        finalists = sum(1 for c in self.candidates if c.proposer.startswith("finalist:"))
         return {
-            "candidates": len(self.candidates), "generation": self.generation,
+            "candidates": len(self.candidates) - finalists, "finalists": finalists,
+            "generation": self.generation,
             "best_score": None if best is None else best.score,
             "best_validation_r2": None if best is None else best.validation.get("r2"),
             "elapsed": self.elapsed, "budget": self.config.budget, "work": self.work,
@@ -169,7 +172,9 @@ class Search:
 
         The best validation score among hundreds of candidates is partly luck
         (a winner's curse); among laws that validation cannot tell apart, the
-        simpler one extrapolates more reliably (the one-standard-error rule).
+        simpler one extrapolates more reliably (the one-standard-error rule),
+        and of one form, the fit with the plain loss (log residuals for positive
+        targets) is preferred over the robust one.
         """
         best = self.best
         if best is None:
@@ -179,7 +184,9 @@ class Search:
             best = max(finalists, key=lambda c: (c.score, -c.id))
         margin = self.config.selection.parsimony_margin
         close = [c for c in finalists or self.candidates if c.ok and c.score >= best.score - margin]
-        return min(close, key=lambda c: (c.complexity, -c.score, c.id))
+        # the plain loss is the simpler assumption too: a robust fit must win by the margin
+        plain = resolve_loss("auto", self.table.y)
+        return min(close, key=lambda c: (c.complexity, c.fit.get("method", plain) != plain, -c.score, c.id))
 
     def refine(self) -> list[Candidate]:
         """Re-score the best distinct laws as finalists, with careful fits and each loss (once per run).
@@ -215,9 +222,13 @@ class Search:
         self.elapsed += time.perf_counter() - t0
         return new
 
-    def finalize(self) -> FinalLaw:
-        """Refit the chosen law on all training rows (the test split is never seen here)."""
-        self.refine()
+    def finalize(self, rescore: bool = True) -> FinalLaw:
+        """Refit the chosen law on all training rows (the test split is never seen here).
+
+        ``rescore=False`` skips the finalists (a cancelled run reports at once).
+        """
+        if rescore:
+            self.refine()
         chosen = self.chosen()
         if chosen is None:
             raise LawError("no candidate could be fitted; nothing to report")

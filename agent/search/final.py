@@ -1,13 +1,13 @@
 """The chosen law refitted on all training rows, and its one-time test report."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 import pandas as pd
 
 from agent.expressions import parse_law
-from agent.fitting import FitOptions, fit_law, predict
+from agent.fitting import FitOptions, fit_law, predict, resolve_loss
 from agent.problem import Problem, Table, make_table
 from agent.scoring import score
 from agent.search.records import Candidate
@@ -25,6 +25,7 @@ class FinalLaw:
     complexity: int = 0
     latex: str = ""
     train: dict = field(default_factory=dict)
+    fit_loss: str = ""  # the residuals the constants were fitted on (log, huber_log, lsq)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -36,9 +37,9 @@ class FinalLaw:
     def from_dict(cls, d: dict) -> "FinalLaw":
         d = dict(d)
         lines = tuple(d.pop("law", None) or d.pop("lines"))
-        d.pop("test", None)
-        d.pop("human", None)
-        return cls(lines=lines, inputs=tuple(d.pop("inputs")), targets=tuple(d.pop("targets")), **d)
+        known = {f.name for f in fields(cls)} - {"lines", "inputs", "targets"}
+        rest = {k: v for k, v in d.items() if k in known}  # reports saved beside the law (test, ...) are not part of it
+        return cls(lines=lines, inputs=tuple(d["inputs"]), targets=tuple(d["targets"]), **rest)
 
     def law(self):
         return parse_law(self.lines, self.inputs, self.targets)
@@ -60,7 +61,7 @@ def refit_final(best: Candidate, problem: Problem, table: Table, options: FitOpt
     return FinalLaw(lines=law.lines, inputs=problem.inputs, targets=problem.targets,
                     constants=fitted.constants, validation=dict(best.validation), candidate_id=best.id,
                     n_constants=law.n_constants, complexity=law.complexity, latex=law.latex(),
-                    train=train.to_dict())
+                    train=train.to_dict(), fit_loss=resolve_loss(options.loss, table.y))
 
 
 def report_on_test(final: FinalLaw, problem: Problem, test_df: pd.DataFrame) -> dict:

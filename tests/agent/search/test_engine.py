@@ -50,20 +50,34 @@ def test_budget_counts_every_candidate_and_duplicates_are_never_evaluated(power_
     assert search.stop_reason == "budget"
 
 
-def test_before_reporting_the_best_laws_are_rescored_as_finalists_with_careful_fits_and_each_loss(
+def test_before_reporting_the_best_laws_are_rescored_as_finalists_with_careful_fits(
         power_law_problem, power_law_data):
     search = Search(power_law_problem, power_law_data, SMALL)
     final = search.run()
     finalists = [c for c in search.candidates if c.proposer.startswith("finalist:")]
-    assert 0 < len(finalists) <= SMALL.finalists * 2
-    assert {c.fit["method"] for c in finalists} == {"log", "huber_log"}  # positive targets: both losses
+    assert 0 < len(finalists) <= SMALL.finalists
     for finalist in finalists:
         parent = search.candidates[finalist.parent_ids[0]]
         assert finalist.canonical == parent.canonical and finalist.complexity == parent.complexity
+        assert finalist.fit["method"] == "log"  # positive targets: log residuals
     assert search.refine() == []  # once per run, also after a resume
     chosen = search.chosen()
     assert chosen in finalists  # the report comes from the careful scores, not the screening ones
-    assert final.candidate_id == chosen.id and final.lines == chosen.lines
+    assert final.candidate_id == chosen.id and final.lines == chosen.lines and final.fit_loss == "log"
+
+
+def test_finalists_can_also_be_fitted_with_a_robust_loss_and_the_plain_fit_wins_ties(
+        power_law_problem, power_law_data):
+    config = SearchConfig(**{**SMALL.__dict__, "finalist_losses": ("auto", "huber_log")})
+    search = Search(power_law_problem, power_law_data, config)
+    final = search.run()
+    finalists = [c for c in search.candidates if c.proposer.startswith("finalist:")]
+    assert {c.fit["method"] for c in finalists} == {"log", "huber_log"}
+    chosen = search.chosen()
+    twin = next(c for c in finalists if c.canonical == chosen.canonical and c is not chosen)
+    margin = config.selection.parsimony_margin
+    assert chosen.fit["method"] == "log" or chosen.score > twin.score + margin
+    assert final.fit_loss == chosen.fit["method"]
 
 
 class Failing(Proposer):
