@@ -24,7 +24,7 @@ from agent.search.pool import Evaluator
 from agent.search.probes import build_probes
 from agent.search.proposers.base import BudgetExhausted, ProposalContext, Proposer, ProposerUnavailable
 from agent.search.proposers.offline import OfflineProposer
-from agent.search.records import Candidate, Proposal
+from agent.search.records import FINALIST_PREFIX, Candidate, Proposal
 from agent.search.summary import summarize
 from agent.splits import make_folds
 
@@ -132,7 +132,7 @@ class Search:
     @property
     def progress(self) -> dict:
         best = self.best
-        finalists = sum(1 for c in self.candidates if c.proposer.startswith("finalist:"))
+        finalists = sum(1 for c in self.candidates if c.finalist)
         return {
             "candidates": len(self.candidates) - finalists, "finalists": finalists,
             "generation": self.generation,
@@ -179,7 +179,7 @@ class Search:
         best = self.best
         if best is None:
             return None
-        finalists = [c for c in self.candidates if c.ok and c.proposer.startswith("finalist:")]
+        finalists = [c for c in self.candidates if c.ok and c.finalist]
         if finalists:  # scored with careful fits: not comparable with the screening scores
             best = max(finalists, key=lambda c: (c.score, -c.id))
         margin = self.config.selection.parsimony_margin
@@ -213,7 +213,7 @@ class Search:
                 best.append(c)
             if len(best) >= self.config.finalists:
                 break
-        proposals = [Proposal(c.lines, f"finalist:{loss}", (c.id,), {"island": c.island, "fit_loss": loss})
+        proposals = [Proposal(c.lines, f"{FINALIST_PREFIX}{loss}", (c.id,), {"island": c.island, "fit_loss": loss})
                      for c in best for loss in losses]
         if not proposals:
             return []

@@ -9,6 +9,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 
+FINALIST_PREFIX = "finalist:"  # proposer name of a finalist, followed by its fit loss
+
+
 @dataclass(frozen=True)
 class Proposal:
     """A law suggested by a proposer; untrusted until the parser accepts it."""
@@ -49,6 +52,11 @@ class Candidate:
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def finalist(self) -> bool:
+        """Re-scored with careful fits before reporting (see ``Search.refine``)."""
+        return self.proposer.startswith(FINALIST_PREFIX)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
