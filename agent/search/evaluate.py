@@ -154,7 +154,9 @@ def _disagreement(law, fits, ctx: EvaluationContext) -> float | None:
         return 2.0
     var_y = ctx.table.y.var(axis=0)
     var_y = np.where(var_y > 0, var_y, 1.0)
-    return float(np.clip(np.mean(preds.var(axis=0) / var_y), 0.0, 2.0))
+    with np.errstate(over="ignore", invalid="ignore"):  # finite but huge predictions: maximal spread
+        spread = np.mean(preds.var(axis=0) / var_y)
+    return float(np.clip(spread, 0.0, 2.0)) if np.isfinite(spread) else 2.0
 
 
 def _implausibility(law, constants, ctx: EvaluationContext) -> tuple[float, list[str]]:

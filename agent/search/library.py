@@ -191,11 +191,52 @@ def _hybrid(S, L, inf, n, interactions=False, drift=False):
     return f"{n('c')} + " + " + ".join(terms)
 
 
+DRIFT_VARIANTS = 6  # seeds per level_times_bowl shape: which optima move with which scale inputs
+
+
+def _level_times_bowl(S, L, inf, n, pow_sum=False, variant=0):
+    """A power-law level times a bowl around optima that move with scale: ``level * (1 + Q)``.
+
+    Where sweeps span sizes, the penalty for a setting off its optimum grows
+    with the loss itself (a relative penalty), the optima move with the scale
+    inputs, and turning inputs trade off against each other (their optima
+    move together), so ``Q`` is a quadratic form with cross terms in centred
+    inputs ``w = u - m - g*log(x)``.  ``pow_sum`` writes the level as
+    ``(c1*x1**-a1 + c2*x2**-a2)**e``: its scale inputs interact (a larger model
+    gains more from more data).  The cap decides how many centres drift;
+    ``variant`` picks which (input, scale) pairs, so each is a separate seed.
+    """
+    mono, turning = _split_by_trend(S, L, inf, n)
+    if not mono or not turning or (pow_sum and len(mono) < 2):
+        return None
+    fixed = 2 * len(mono) + 1 + 2 * len(turning) + len(turning) * (len(turning) - 1) // 2
+    pairs = [(t, x) for t in turning for x in mono]
+    slots = min(len(pairs), (n.cap if n.cap is not None else fixed + len(pairs)) - fixed)
+    if slots < 0:
+        return None
+    combos = list(itertools.combinations(pairs, slots))
+    if variant >= len(combos):
+        return None
+    powers = [f"{n('c')}*{power_term(x, inf[x], n('a'))}" for x in mono]
+    level = f"({' + '.join(powers)})**{n('e')}" if pow_sum else f"({n('c')} + {' + '.join(powers)})"
+    centred = {}
+    for t in turning:
+        u = log_term(t, inf[t]) if t in S else t
+        moves = "".join(f" - {n('g')}*{log_term(x, inf[x])}" for tt, x in combos[variant] if tt == t)
+        centred[t] = f"({u} - {n('m')}{moves})"
+    quad = [f"{n('q')}*{w}**2" for w in centred.values()]
+    quad += [f"{n('q')}*{a}*{b}" for a, b in itertools.combinations(centred.values(), 2)]
+    return f"{level}*(1 + {' + '.join(quad)})"
+
+
 SHAPES: dict[str, Shape] = {
     "hybrid_power_bowl": _hybrid,
     "hybrid_power_bowl_interactions": lambda S, L, i, n: _hybrid(S, L, i, n, interactions=True),
     "hybrid_power_bowl_drift": lambda S, L, i, n: _hybrid(S, L, i, n, drift=True),
     "hybrid_power_bowl_interactions_drift": lambda S, L, i, n: _hybrid(S, L, i, n, interactions=True, drift=True),
+    **{f"level_times_bowl{'_pow_sum' if ps else ''}_{k}":
+       (lambda ps, k: lambda S, L, i, n: _level_times_bowl(S, L, i, n, pow_sum=ps, variant=k))(ps, k)
+       for ps in (False, True) for k in range(DRIFT_VARIANTS)},
     "additive_power": _additive_power,
     "multiplicative_power": _multiplicative_power,
     "pure_power": _pure_power,

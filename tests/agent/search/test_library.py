@@ -46,3 +46,46 @@ def test_drift_terms_stop_at_the_constant_cap():
     for label, lines in seed_laws(problem, summary):
         if label.startswith("hybrid_power_bowl_drift"):
             assert parse_law(lines, problem.inputs, problem.targets).n_constants <= 6
+
+
+def two_scale_two_setting_problem(cap=12):
+    """Loss falls with model and data size; learning rate and batch size each have an optimum."""
+    rng = np.random.default_rng(1)
+    rows = []
+    for n in np.logspace(8, 9, 3):
+        for d in np.logspace(9, 11, 3):
+            for lr in np.logspace(-4, -2, 5):
+                for bsz in (64, 256, 1024):
+                    level = 1.5 + 1000 * n ** -0.3 + 1000 * d ** -0.3
+                    w = (np.log(lr) + 7 + 0.2 * np.log(n / 1e8)) ** 2 + (np.log(bsz) - 5.5) ** 2
+                    rows.append({"n": n, "d": d, "lr": lr, "bsz": bsz,
+                                 "loss": level * (1 + 0.003 * w) + rng.normal(0, 1e-3)})
+    df = pd.DataFrame(rows)
+    problem = Problem(("lr", "bsz", "n", "d"), ("loss",), axis=("n", "d"), max_constants=cap)
+    return problem, summarize(problem, make_table(df, problem))
+
+
+def test_settings_with_optima_get_a_relative_bowl_with_cross_terms_and_drifting_centres():
+    problem, summary = two_scale_two_setting_problem(cap=12)
+    shapes = {label: lines[0] for label, lines in seed_laws(problem, summary)
+              if label.startswith("level_times_bowl") and label.endswith("[lr,bsz,n,d]")}
+    assert len(shapes) == 12  # additive and pow-sum levels x the ways two drift slots can be spent
+    assert len(set(shapes.values())) == 12
+    pow_sum = shapes["level_times_bowl_pow_sum_0[lr,bsz,n,d]"]
+    assert pow_sum.startswith("loss = (c0*(n/") and ")**e0*(1 + q0*(log((lr/" in pow_sum
+    assert "- m1)" in pow_sum or "- m1 -" in pow_sum  # centred: the optimum is a constant of its own
+    for text in shapes.values():
+        law = parse_law((text,), problem.inputs, problem.targets)
+        assert law.n_constants == 12
+        assert text.count(")*(log((bsz/") == 1  # the lr x bsz cross term of the quadratic form
+
+
+def test_a_tight_cap_leaves_the_relative_bowl_without_drift_or_out():
+    problem, summary = two_scale_two_setting_problem(cap=10)
+    shapes = {label: lines[0] for label, lines in seed_laws(problem, summary)
+              if label.startswith("level_times_bowl") and label.endswith("[lr,bsz,n,d]")}
+    assert set(shapes) == {"level_times_bowl_0[lr,bsz,n,d]", "level_times_bowl_pow_sum_0[lr,bsz,n,d]"}
+    assert all(" - g" not in text for text in shapes.values())
+    problem, summary = two_scale_two_setting_problem(cap=9)
+    assert not any(label.startswith("level_times_bowl") and label.endswith("[lr,bsz,n,d]")
+                   for label, _ in seed_laws(problem, summary))
