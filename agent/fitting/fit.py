@@ -42,7 +42,10 @@ class FitOptions:
     starts: int = 0           # Sobol points per block; 0 = 16 per nonlinear constant, 32..256
     local: int = 0            # best starts refined by least squares; 0 = 4 + 2 per nonlinear constant
     max_nfev: int = 300       # function evaluations per local refinement
-    time_limit: float = 10.0  # seconds per group: a safety net, not a budget (results stay seeded)
+    max_work: float | None = 80_000.0  # work units per group and block: past it no further local
+                              # refinement starts; a budget counted in model evaluations, so the
+                              # same seed gives the same constants on a fast or a loaded machine
+    time_limit: float = 60.0  # seconds per group: a safety net only (a fit it stops is not reproducible)
     raw_range: tuple[float, float] = (-3.0, 3.0)
     log10_range: tuple[float, float] = (-4.0, 10.0)
     tolerance: float = 1e-8   # ftol/xtol/gtol of each local refinement
@@ -213,7 +216,8 @@ def _fit_block_with(obj, block, options, rng_seed, deadline):
 
     best = None
     for _, p0 in screened[:n_local]:
-        if time.perf_counter() > deadline and best is not None:
+        spent = options.max_work is not None and obj.work > options.max_work
+        if best is not None and (spent or time.perf_counter() > deadline):
             break
         p = _refine_nonlinear(obj, block, varpro, p0, options)
         values, objective = _polish(obj, block, varpro(p), options, deadline)

@@ -35,8 +35,10 @@ from agent.scoring import floored, score
 from agent.splits import Fold
 
 COMPILE_WORK = 500.0  # parsing, sympy compilation and analysis of one candidate, in units of fit work
-SEARCH_FIT = FitOptions(starts=8, local=1, max_nfev=80, time_limit=8.0, tolerance=1e-6)   # screening
-FINALIST_FIT = FitOptions(starts=32, local=3, max_nfev=200, time_limit=8.0, tolerance=1e-8)  # the top few
+# Effort is bounded by work (model evaluations), never by the clock: time limits are safety nets.
+SEARCH_FIT = FitOptions(starts=8, local=1, max_nfev=80, max_work=20_000, time_limit=30.0, tolerance=1e-6)  # screening
+FINALIST_FIT = FitOptions(starts=32, local=3, max_nfev=200, max_work=50_000, time_limit=30.0,
+                          tolerance=1e-8)  # the top few
 
 
 @dataclass(frozen=True)

@@ -83,6 +83,20 @@ def test_same_seed_same_constants():
     assert a == b
 
 
+def test_effort_is_bounded_by_work_not_by_the_clock():
+    """A work budget stops further local refinements the same way on a fast or a loaded
+    machine; the time limit is only a safety net and does not bind here."""
+    rng = np.random.default_rng(1)
+    x = np.logspace(1, 3, 40)
+    y = 1 + 2 * x ** -0.4 + 0.3 * np.exp(-x / 50) + rng.normal(0, 1e-3, 40)
+    law = parse_law("y = E + A/(x**alpha + B) + C*exp(-x/k)", ["x"], ["y"])
+    few = FitOptions(local=1, max_work=None, time_limit=1e6)
+    capped = FitOptions(local=12, max_work=1.0, time_limit=1e6)  # spent after the first refinement
+    unbounded = FitOptions(local=12, max_work=None, time_limit=1e6)
+    assert fit_law(law, table(x, y), options=capped).constants == fit_law(law, table(x, y), options=few).constants
+    assert fit_law(law, table(x, y), options=unbounded).work > fit_law(law, table(x, y), options=capped).work
+
+
 def test_predict_names_groups_without_constants():
     law = parse_law("y = a*x", ["x"], ["y"])
     with pytest.raises(FitError, match="no constants for group"):
