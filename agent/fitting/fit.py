@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, field
+from typing import Mapping
 
 import numpy as np
 from scipy.optimize import least_squares
@@ -60,13 +61,20 @@ class FitResult:
     work: float = 0.0   # model evaluations (+ rows/600 each): a deterministic measure of effort
 
 
-def fit_law(law: Law, table: Table, *, seed: int = 0, options: FitOptions = FitOptions()) -> FitResult:
-    """Fit the law's constants separately for every group of ``table``."""
+def fit_law(law: Law, table: Table, *, seed: int = 0, options: FitOptions = FitOptions(),
+            warm: Mapping[str, Mapping[str, float]] | None = None) -> FitResult:
+    """Fit the law's constants separately for every group of ``table``.
+
+    ``warm``: constants per group from an earlier fit of the same law (on other
+    rows, or with less effort), tried as one more start beside the seeded ones.
+    Laws with many nonlinear constants have several basins; a refit that starts
+    where the search already found a good one cannot end in a worse one by bad luck.
+    """
     with warnings.catch_warnings():
         # candidate laws overflow and divide by zero all the time; non-finite
         # residuals are handled explicitly, so numpy/scipy chatter is noise
         warnings.simplefilter("ignore", RuntimeWarning)
-        return _fit_law(law, table, seed, options)
+        return _fit_law(law, table, seed, options, warm or {})
 
 
 def resolve_loss(loss: str, y: np.ndarray) -> str:
@@ -76,7 +84,7 @@ def resolve_loss(loss: str, y: np.ndarray) -> str:
     return loss
 
 
-def _fit_law(law: Law, table: Table, seed: int, options: FitOptions) -> FitResult:
+def _fit_law(law: Law, table: Table, seed: int, options: FitOptions, warm) -> FitResult:
     if options.loss not in (*LOSSES, "auto"):
         raise FitError(f"unknown loss {options.loss!r}; choose one of {', '.join(LOSSES)}, auto")
     start = time.perf_counter()
@@ -94,7 +102,8 @@ def _fit_law(law: Law, table: Table, seed: int, options: FitOptions) -> FitResul
         deadline = time.perf_counter() + options.time_limit
         for b_index, block in enumerate(blocks):
             rng_seed = [seed, g_index, b_index]
-            fitted, objective = _fit_block(law, block, sub, loss, options, rng_seed, deadline, work)
+            fitted, objective = _fit_block(law, block, sub, loss, options, rng_seed, deadline, work,
+                                           warm.get(group))
             values.update(fitted)
             total += objective
         constants[group] = {c: values[c] for c in law.constants}
@@ -179,15 +188,15 @@ class _Objective:
         return float(np.mean(r * r))
 
 
-def _fit_block(law, block, table, loss, options, rng_seed, deadline, work):
+def _fit_block(law, block, table, loss, options, rng_seed, deadline, work, warm=None):
     obj = _Objective(law, block, table, loss)
     try:
-        return _fit_block_with(obj, block, options, rng_seed, deadline)
+        return _fit_block_with(obj, block, options, rng_seed, deadline, warm)
     finally:
         work[0] += obj.work
 
 
-def _fit_block_with(obj, block, options, rng_seed, deadline):
+def _fit_block_with(obj, block, options, rng_seed, deadline, warm=None):
     names = block.nonlinear
     to_values, to_params = _transforms(block)
 
@@ -206,7 +215,7 @@ def _fit_block_with(obj, block, options, rng_seed, deadline):
     n_local = options.local or 4 + 2 * len(names)
     sampler = qmc.Sobol(d=len(names), scramble=True, seed=np.random.default_rng(rng_seed))
     unit = sampler.random_base2(max(1, int(np.ceil(np.log2(max(2, n_starts))))))
-    starts = [_default_start(block)] + [_from_unit(block, u, options) for u in unit]
+    starts = [_default_start(block)] + _warm_start(block, warm) + [_from_unit(block, u, options) for u in unit]
     screened = []
     for p in starts:
         values = varpro(p)
@@ -323,6 +332,14 @@ def _transforms(block: Block, include_linear: bool = False):
                          for c, pos in zip(names, positive)], dtype=float)
 
     return to_values, to_params
+
+
+def _warm_start(block: Block, warm) -> list[np.ndarray]:
+    """The earlier fit's nonlinear constants as a start, where it has usable values for all."""
+    if not warm or any(c not in warm or not np.isfinite(warm[c]) or (c in block.positive and warm[c] <= 0)
+                       for c in block.nonlinear):
+        return []
+    return [_transforms(block)[1](warm)]
 
 
 def _default_start(block: Block) -> np.ndarray:

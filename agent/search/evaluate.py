@@ -63,12 +63,14 @@ class EvaluationContext:
     selection: Selection = Selection()
 
 
-def evaluate_lines(lines, ctx: EvaluationContext, seed: int, options: FitOptions | None = None) -> dict:
+def evaluate_lines(lines, ctx: EvaluationContext, seed: int, options: FitOptions | None = None,
+                   warm: dict | None = None) -> dict:
     """Candidate fields for one proposal; never raises for a bad law.
 
     ``options`` override the context's fit options: finalists are fitted more
     carefully, and with each loss (the fit's loss is part of a candidate: the
-    same form fitted another way is another model).
+    same form fitted another way is another model).  ``warm``: constants per
+    group of the screening fit, one more start for every fold (see ``fit_law``).
     """
     t0 = time.perf_counter()
     options = options or ctx.fit_options
@@ -85,7 +87,7 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int, options: FitOptions
     try:
         fold_r2, fold_nmse, target_nmse, first_fit, work, fits = [], [], [], None, COMPILE_WORK, []
         for k, fold in enumerate(ctx.folds):
-            fitted = fit_law(law, ctx.table.take(fold.fit), seed=seed + 7919 * k, options=options)
+            fitted = fit_law(law, ctx.table.take(fold.fit), seed=seed + 7919 * k, options=options, warm=warm)
             work += fitted.work
             fits.append(fitted)
             val = ctx.table.take(fold.validate)

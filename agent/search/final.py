@@ -56,7 +56,7 @@ class FinalLaw:
 
 def refit_final(best: Candidate, problem: Problem, table: Table, options: FitOptions, seed: int) -> FinalLaw:
     law = parse_law(best.lines, problem.inputs, problem.targets)
-    fitted = fit_law(law, table, seed=seed, options=options)
+    fitted = fit_law(law, table, seed=seed, options=options, warm=best.constants)  # the search's basin
     train = score(table.y, predict(law, table, fitted.constants, table.groups))
     return FinalLaw(lines=law.lines, inputs=problem.inputs, targets=problem.targets,
                     constants=fitted.constants, validation=dict(best.validation), candidate_id=best.id,

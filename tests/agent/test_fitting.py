@@ -97,6 +97,20 @@ def test_effort_is_bounded_by_work_not_by_the_clock():
     assert fit_law(law, table(x, y), options=unbounded).work > fit_law(law, table(x, y), options=capped).work
 
 
+def test_a_warm_start_from_an_earlier_fit_keeps_its_basin():
+    """Two decaying modes: a one-start fit may swap or merge them; starting from an earlier
+    fit's constants (as the final refit does from the search's) recovers them."""
+    x = np.linspace(0.0, 10.0, 60)
+    y = 2.0 * np.exp(-0.3 * x) + 1.0 * np.exp(-3.0 * x)
+    law = parse_law("y = A*exp(-k*x) + B*exp(-m*x)", ["x"], ["y"])
+    truth = {"A": 2.0, "k": 0.3, "B": 1.0, "m": 3.0}
+    near = {"all": {name: value * 1.05 for name, value in truth.items()}}
+    fitted = fit_law(law, table(x, y), options=FitOptions(loss="lsq", starts=1, local=1), warm=near)
+    assert fitted.constants["all"] == pytest.approx(truth, rel=1e-5)
+    unusable = {"all": {"A": 2.0}}  # missing constants: ignored, not an error
+    assert fit_law(law, table(x, y), options=FitOptions(loss="lsq"), warm=unusable).constants
+
+
 def test_predict_names_groups_without_constants():
     law = parse_law("y = a*x", ["x"], ["y"])
     with pytest.raises(FitError, match="no constants for group"):
