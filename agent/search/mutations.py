@@ -58,7 +58,8 @@ def _scaled(name, info):
 
 
 def _constants(expr, inputs):
-    return [s for s in expr.free_symbols if s.name not in inputs]
+    # sorted: set order follows string hashes, which change between processes
+    return sorted((s for s in expr.free_symbols if s.name not in inputs), key=lambda s: s.name)
 
 
 def _subterms(expr, inputs):
