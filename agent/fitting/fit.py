@@ -215,7 +215,8 @@ def _fit_block_with(obj, block, options, rng_seed, deadline, warm=None):
     n_local = options.local or 4 + 2 * len(names)
     sampler = qmc.Sobol(d=len(names), scramble=True, seed=np.random.default_rng(rng_seed))
     unit = sampler.random_base2(max(1, int(np.ceil(np.log2(max(2, n_starts))))))
-    starts = [_default_start(block)] + _warm_start(block, warm) + [_from_unit(block, u, options) for u in unit]
+    starts = [_default_start(block)] + _warm_start(block, warm, to_params) + [_from_unit(block, u, options)
+                                                                           for u in unit]
     screened = []
     for p in starts:
         values = varpro(p)
@@ -334,12 +335,12 @@ def _transforms(block: Block, include_linear: bool = False):
     return to_values, to_params
 
 
-def _warm_start(block: Block, warm) -> list[np.ndarray]:
+def _warm_start(block: Block, warm, to_params) -> list[np.ndarray]:
     """The earlier fit's nonlinear constants as a start, where it has usable values for all."""
     if not warm or any(c not in warm or not np.isfinite(warm[c]) or (c in block.positive and warm[c] <= 0)
                        for c in block.nonlinear):
         return []
-    return [_transforms(block)[1](warm)]
+    return [to_params(warm)]
 
 
 def _default_start(block: Block) -> np.ndarray:

@@ -304,11 +304,11 @@ class Search:
     def _tell(self, proposals: list[Proposal]) -> list[Candidate]:
         first_id = len(self.candidates)
         seeds = [self.config.seed * 1_000_003 + first_id + k for k in range(len(proposals))]
-        options = [replace(self.config.finalist_fit, loss=p.meta["fit_loss"]) if "fit_loss" in p.meta else None
+        # a finalist is fitted carefully with its loss, starting from its screening fit too,
+        # so careful fitting never lands in a worse basin
+        options = [replace(self.config.finalist_fit, loss=p.meta["fit_loss"]) if p.finalist else None
                    for p in proposals]
-        # a finalist also starts from its screening fit, so careful fitting never lands in a worse basin
-        warms = [self.candidates[p.parent_ids[0]].constants if p.proposer.startswith(FINALIST_PREFIX) else None
-                 for p in proposals]
+        warms = [self.candidates[p.parent_ids[0]].constants if p.finalist else None for p in proposals]
         results = self._evaluator.map([p.lines for p in proposals], seeds, options, warms)
         new = []
         for k, (p, res) in enumerate(zip(proposals, results)):

@@ -8,6 +8,7 @@ same shape for every target with separate constants.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import Callable, Iterable
 
@@ -211,7 +212,7 @@ def _level_times_bowl(S, L, inf, n, pow_sum=False, variant=0):
         return None
     fixed = 2 * len(mono) + 1 + 2 * len(turning) + len(turning) * (len(turning) - 1) // 2
     pairs = [(t, x) for t in turning for x in mono]
-    slots = min(len(pairs), (n.cap if n.cap is not None else fixed + len(pairs)) - fixed)
+    slots = len(pairs) if n.cap is None else min(len(pairs), n.cap - fixed)
     if slots < 0:
         return None
     combos = list(itertools.combinations(pairs, slots))
@@ -234,8 +235,7 @@ SHAPES: dict[str, Shape] = {
     "hybrid_power_bowl_interactions": lambda S, L, i, n: _hybrid(S, L, i, n, interactions=True),
     "hybrid_power_bowl_drift": lambda S, L, i, n: _hybrid(S, L, i, n, drift=True),
     "hybrid_power_bowl_interactions_drift": lambda S, L, i, n: _hybrid(S, L, i, n, interactions=True, drift=True),
-    **{f"level_times_bowl{'_pow_sum' if ps else ''}_{k}":
-       (lambda ps, k: lambda S, L, i, n: _level_times_bowl(S, L, i, n, pow_sum=ps, variant=k))(ps, k)
+    **{f"level_times_bowl{'_pow_sum' if ps else ''}_{k}": functools.partial(_level_times_bowl, pow_sum=ps, variant=k)
        for ps in (False, True) for k in range(DRIFT_VARIANTS)},
     "additive_power": _additive_power,
     "multiplicative_power": _multiplicative_power,

@@ -21,6 +21,11 @@ class Proposal:
     parent_ids: tuple[int, ...] = ()
     meta: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def finalist(self) -> bool:
+        """A law already searched, proposed again to be re-scored with careful fits."""
+        return self.proposer.startswith(FINALIST_PREFIX)
+
 
 @dataclass(frozen=True)
 class Candidate:
