@@ -21,6 +21,7 @@ import numpy as np
 class Fold:
     fit: np.ndarray       # row indices
     validate: np.ndarray  # row indices
+    ordered: bool = True  # a rolling-origin tail (fold 0 nearest the data); False: one of k exchangeable folds
 
 
 def tail_folds(axis: np.ndarray, groups: np.ndarray, *, n_folds: int = 3,
@@ -83,7 +84,8 @@ def kfold_by_setting(X: dict[str, np.ndarray], inputs, *, n_folds: int = 5, seed
     n_folds = max(2, min(n_folds, len(unique)))
     assignment = dict(zip(unique[order], np.arange(len(unique)) % n_folds))
     fold_of_row = np.array([assignment[k] for k in keys])
-    return [Fold(np.flatnonzero(fold_of_row != f), np.flatnonzero(fold_of_row == f)) for f in range(n_folds)]
+    return [Fold(np.flatnonzero(fold_of_row != f), np.flatnonzero(fold_of_row == f), ordered=False)
+            for f in range(n_folds)]
 
 
 def make_folds(axis: np.ndarray | None, groups: np.ndarray, X, inputs, *, seed: int = 0,

@@ -46,7 +46,10 @@ class Selection:
     complexity_weight: float = 0.004
     implausible_penalty: float = 0.5
     parsimony_margin: float = 0.05  # decades: the simplest law this close to the best score is chosen
-    fold_weights: str = "near"      # "near": weight 1/(k+1) on fold k (fold 0 fits on the most rows); or "uniform"
+    fold_weights: str = "near"      # "near": weight 1/(k+1) on rolling-origin fold k (fold 0 fits on the
+                                    # most rows); k-fold folds are exchangeable and always weigh the same
+    group_trim: float = 0.2         # with many groups, the worst fifth of them is left out of fold errors and spread
+    row_trim: float = 0.0           # then the worst fraction of a fold's rows (off: see _trimmed_nmse)
     disagreement_weight: float = 1.0  # the folds' spread at the probes is added to each fold's NMSE
 
 
@@ -94,7 +97,7 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int, options: FitOptions
             pred = predict(law, val, fitted.constants, val.groups)
             s = score(val.y, pred)
             fold_r2.append(s.r2)
-            fold_nmse.append(s.nmse)
+            fold_nmse.append(_trimmed_nmse(val, pred, ctx.selection, s.nmse))
             target_nmse.append([score(val.y[:, j], pred[:, j]).nmse for j in range(pred.shape[1])])
             if first_fit is None:
                 first_fit, first_scores = fitted, s
@@ -107,8 +110,9 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int, options: FitOptions
         return _done(out, t0)
     penalty, notes = _implausibility(law, first_fit.constants, ctx)
     sel = ctx.selection
+    ordered = sel.fold_weights != "uniform" and all(f.ordered for f in ctx.folds)
+    weights = 1.0 / (1 + np.arange(len(fold_r2))) if ordered else np.ones(len(fold_r2))
     spread = _disagreement(law, fits, ctx)
-    weights = np.ones(len(fold_r2)) if sel.fold_weights == "uniform" else 1.0 / (1 + np.arange(len(fold_r2)))
     agg = float(np.average([floored(r) for r in fold_r2], weights=weights))
     extra = sel.disagreement_weight * (spread or 0.0)
     decades = float(np.average([np.log10(np.clip(v + extra, 1e-8, 2.0)) for v in fold_nmse], weights=weights))
@@ -130,6 +134,47 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int, options: FitOptions
 def _done(out: dict, t0: float) -> dict:
     out["seconds"] = time.perf_counter() - t0
     return out
+
+
+def _kept_rows(values: np.ndarray, groups: np.ndarray, fraction: float) -> np.ndarray:
+    """Rows outside the worst ``fraction`` of groups by mean per-row value (all rows when that is none).
+
+    A law with a few constants per group is sometimes ill-conditioned in one
+    group when a fold fits on few levels (an offset traded against a scale):
+    one exploding group out of a dozen would otherwise decide the whole fold,
+    though the same form fitted on all rows extrapolates well in every group.
+    """
+    names = np.unique(groups)
+    drop = int(len(names) * fraction)
+    if drop == 0:
+        return np.ones(len(values), dtype=bool)
+    means = np.array([values[groups == g].mean() for g in names])
+    worst = names[np.argsort(-means, kind="stable")[:drop]]
+    return ~np.isin(groups, worst)
+
+
+def _trimmed_nmse(val: Table, pred: np.ndarray, sel: Selection, nmse: float) -> float:
+    """The fold's NMSE without its worst groups' rows, then without its worst rows (``nmse``,
+    the plain one, when neither leaves anything out).
+
+    Row trimming is off by default.  A validation tail is short, and a few of
+    its runs can be pathological for every smooth law (small models trained
+    for hundreds of epochs, whose loss rises again): with squared errors they
+    alone rank the candidates.  On SLDBench ``row_trim=0.1`` lifted
+    data-constrained from 0.74-0.93 to 0.96 on every seed, but moe fell from
+    0.75-0.84 to 0.47-0.76: there the few worst tail rows are exactly where
+    the better law differs.
+    """
+    n_groups = len(np.unique(val.groups))
+    if int(n_groups * sel.group_trim) == 0 and int(len(val) * sel.row_trim) == 0:
+        return nmse
+    var = val.y.var(axis=0)
+    with np.errstate(all="ignore"):
+        per_row = np.mean((val.y - pred) ** 2 / np.where(var > 0, var, 1.0), axis=1)
+    per_row = np.where(np.isfinite(per_row), per_row, np.inf)
+    per_row = per_row[_kept_rows(per_row, val.groups, sel.group_trim)]
+    drop = int(len(per_row) * sel.row_trim)
+    return float(np.mean(np.sort(per_row)[:len(per_row) - drop]))
 
 
 def _disagreement(law, fits, ctx: EvaluationContext) -> float | None:
@@ -154,12 +199,12 @@ def _disagreement(law, fits, ctx: EvaluationContext) -> float | None:
         preds = np.stack([predict(law, probes, f.constants, probes.groups) for f in fits])
     except FitError:
         return None
-    if not np.all(np.isfinite(preds)):
-        return 2.0
     var_y = ctx.table.y.var(axis=0)
     var_y = np.where(var_y > 0, var_y, 1.0)
-    with np.errstate(over="ignore", invalid="ignore"):  # finite but huge predictions: maximal spread
-        spread = np.mean(preds.var(axis=0) / var_y)
+    with np.errstate(over="ignore", invalid="ignore"):  # non-finite or huge predictions: maximal spread
+        per_row = np.mean(preds.var(axis=0) / var_y, axis=1)
+        per_row = np.where(np.isfinite(per_row), per_row, np.inf)
+        spread = np.mean(per_row[_kept_rows(per_row, probes.groups, ctx.selection.group_trim)])
     return float(np.clip(spread, 0.0, 2.0)) if np.isfinite(spread) else 2.0
 
 

@@ -30,3 +30,9 @@ def test_kfold_keeps_one_setting_in_one_fold_across_groups():
         held = set(x["p"][f.validate])
         assert held.isdisjoint(set(x["p"][f.fit]))
     assert sorted(np.concatenate([f.validate for f in folds]).tolist()) == list(range(6))
+
+
+def test_rolling_origin_folds_are_ordered_and_kfold_folds_exchangeable():
+    axis = np.arange(1, 11, dtype=float)
+    assert all(f.ordered for f in tail_folds(axis, np.array(["g"] * 10, dtype=object)))
+    assert not any(f.ordered for f in kfold_by_setting({"p": axis}, ["p"], n_folds=3))

@@ -2,10 +2,12 @@
 import dataclasses
 
 import numpy as np
+import pandas as pd
 
 from agent.fitting import FitOptions
+from agent.problem import Problem, Table
 from agent.search import Search, SearchConfig
-from agent.search.evaluate import evaluate_lines
+from agent.search.evaluate import Selection, _trimmed_nmse, evaluate_lines
 
 TRUE_FORM = ("loss = E + A*(N/1e7)**(-alpha)",)
 # a law that fits the range but whose extrapolation hinges on where the fit starts
@@ -40,3 +42,37 @@ def test_a_candidate_records_the_fit_loss_it_was_scored_with(power_law_problem, 
     assert default["fit"]["method"] == "log"  # positive targets: log residuals
     assert robust["fit"]["method"] == "huber_log"
     assert np.isfinite(robust["score"])
+
+
+def test_a_few_exploding_groups_out_of_many_do_not_decide_a_fold():
+    sel = Selection(group_trim=0.2, row_trim=0.0)
+    groups = np.repeat([f"g{k}" for k in range(12)], 2).astype(object)
+    y = np.linspace(1.0, 3.0, 24).reshape(-1, 1)
+    val = Table({"x": np.ones(24)}, y, groups)
+    pred = y.copy()
+    pred[np.isin(groups, ["g5", "g7"])] += 100.0  # ill-conditioned fits in two groups of twelve
+    assert _trimmed_nmse(val, pred, sel, nmse=1e4) == 0.0
+    pred[groups == "g9"] += 0.1                    # a third wrong group still counts
+    assert 0.0 < _trimmed_nmse(val, pred, sel, nmse=1e4) < 0.1
+    # with a few groups every group counts
+    few = Table({"x": np.ones(24)}, y, np.repeat(["a", "b", "c"], 8).astype(object))
+    assert _trimmed_nmse(few, pred, sel, nmse=7.0) == 7.0
+
+
+def test_row_trimming_leaves_out_a_folds_few_pathological_rows():
+    y = np.linspace(2.0, 3.0, 20).reshape(-1, 1)
+    val = Table({"x": np.ones(20)}, y, np.full(20, "all", dtype=object))
+    pred = y.copy()
+    pred[[3, 11]] -= 2.0  # two overtrained runs whose loss rose again
+    assert _trimmed_nmse(val, pred, Selection(row_trim=0.1), nmse=1.5) == 0.0
+    assert _trimmed_nmse(val, pred, Selection(), nmse=1.5) == 1.5  # off by default
+
+
+def test_exchangeable_kfold_folds_weigh_the_same_whatever_the_weighting():
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0, 1, 30)
+    data = pd.DataFrame({"p": p, "loss": 2.0 + 0.5 * np.exp(-1.5 * p) + rng.normal(0, 0.01, 30)})
+    problem = Problem(("p",), ("loss",), max_constants=4)  # no axis: k-fold over settings
+    near = evaluate_lines(("loss = c0 + c1*p",), context(problem, data, fold_weights="near"), seed=0)
+    uniform = evaluate_lines(("loss = c0 + c1*p",), context(problem, data, fold_weights="uniform"), seed=0)
+    assert near["score"] == uniform["score"]
