@@ -6,6 +6,10 @@ Selection score (higher is better), in decades of normalized error::
             - complexity_weight * complexity
             - implausible_penalty * implausibility
 
+Each fold's NMSE leaves out the worst fifth of the groups when there are many
+(see ``_kept_rows``); rolling-origin folds weigh 1, 1/4, 1/9 from the one
+fitted on the most rows, and k-fold folds all weigh 1.
+
 Log NMSE separates good laws where R² does not (0.9997 and 0.995 differ by
 1.2 decades, not by 0.005), so a complexity penalty can be calibrated against
 it; clipping at NMSE 2 mirrors the benchmark's floor of R² at -1.  ``spread``
