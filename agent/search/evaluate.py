@@ -6,9 +6,9 @@ Selection score (higher is better), in decades of normalized error::
             - complexity_weight * complexity
             - implausible_penalty * implausibility
 
-Each fold's NMSE leaves out the worst fifth of the groups when there are many
-(see ``_kept_rows``); rolling-origin folds weigh 1, 1/4, 1/9 from the one
-fitted on the most rows, and k-fold folds all weigh 1.
+With many groups, each fold's NMSE leaves out the worst fifth of them (see
+``_kept_rows``), except in the rolling-origin fold fitted on the most rows;
+rolling-origin folds weigh 1, 1/4, 1/9 from that one, k-fold folds all weigh 1.
 
 Log NMSE separates good laws where R² does not (0.9997 and 0.995 differ by
 1.2 decades, not by 0.005), so a complexity penalty can be calibrated against
@@ -27,7 +27,7 @@ extrapolate badly further out.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -102,7 +102,10 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int, options: FitOptions
             pred = predict(law, val, fitted.constants, val.groups)
             s = score(val.y, pred)
             fold_r2.append(s.r2)
-            fold_nmse.append(_trimmed_nmse(val, pred, ctx.selection, s.nmse))
+            # fold 0 of a rolling origin fits on the most levels, like the final law: there a
+            # group that fails is a law that fails, never an ill-conditioned fit to forgive
+            sel_k = replace(ctx.selection, group_trim=0.0) if k == 0 and fold.ordered else ctx.selection
+            fold_nmse.append(_trimmed_nmse(val, pred, sel_k, s.nmse))
             target_nmse.append([score(val.y[:, j], pred[:, j]).nmse for j in range(pred.shape[1])])
             if first_fit is None:
                 first_fit, first_scores = fitted, s

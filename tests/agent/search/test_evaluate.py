@@ -76,3 +76,20 @@ def test_exchangeable_kfold_folds_weigh_the_same_whatever_the_weighting():
     near = evaluate_lines(("loss = c0 + c1*p",), context(problem, data, fold_weights="near"), seed=0)
     uniform = evaluate_lines(("loss = c0 + c1*p",), context(problem, data, fold_weights="uniform"), seed=0)
     assert near["score"] == uniform["score"]
+
+
+def test_the_fold_fitted_on_the_most_rows_counts_every_group():
+    """Fold 0 fits on the most levels, like the final law: a group failing there is the law failing."""
+    rows = []
+    for g in range(12):
+        for N in np.logspace(6, 9, 10):
+            loss = 1.5 + 0.05 * g + 300.0 * N ** -0.3
+            rows.append({"N": N, "group": f"g{g}", "loss": loss + (0.5 if g == 3 and N > 2e8 else 0.0)})
+    data = pd.DataFrame(rows)
+    problem = Problem(("N",), ("loss",), group="group", axis=("N",), max_constants=4)
+    search = Search(problem, data, SearchConfig(budget=1, n_folds=1))
+    ctx = search.context
+    assert len(ctx.folds) == 1
+    scores = [evaluate_lines(TRUE_FORM, dataclasses.replace(ctx, selection=dataclasses.replace(
+        ctx.selection, group_trim=trim)), seed=0)["score"] for trim in (0.0, 0.2)]
+    assert scores[0] == scores[1]
