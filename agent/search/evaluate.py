@@ -15,7 +15,8 @@ Log NMSE separates good laws where R² does not (0.9997 and 0.995 differ by
 it; clipping at NMSE 2 mirrors the benchmark's floor of R² at -1.  ``spread``
 is how much the folds' fits disagree at the probes (see ``_disagreement``):
 validation error is the bias of a short extrapolation, the spread the variance
-of a longer one, and their sum the expected error.
+of a longer one, and their sum the expected error.  With a single fold (an axis
+of three levels), the fit on all rows is the second fit compared.
 
 Plausibility probes push the fitted law beyond the training range along the
 axis (2x and 4x the largest axis level of each group).  A law whose
@@ -109,6 +110,11 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int, options: FitOptions
             target_nmse.append([score(val.y[:, j], pred[:, j]).nmse for j in range(pred.shape[1])])
             if first_fit is None:
                 first_fit, first_scores = fitted, s
+        if len(fits) == 1 and ctx.probes is not None:
+            # one fold cannot disagree with itself: the fit on every row is the second opinion
+            full = fit_law(law, ctx.table, seed=seed + 7919, options=options, warm=warm)
+            work += full.work
+            fits.append(full)
     except FitError as exc:
         out["reason"] = f"fit: {exc}"
         out["meta"] = {"work": work + COMPILE_WORK}  # the failed fit's own effort is not returned

@@ -91,5 +91,15 @@ def test_the_fold_fitted_on_the_most_rows_counts_every_group():
     ctx = search.context
     assert len(ctx.folds) == 1
     scores = [evaluate_lines(TRUE_FORM, dataclasses.replace(ctx, selection=dataclasses.replace(
-        ctx.selection, group_trim=trim)), seed=0)["score"] for trim in (0.0, 0.2)]
+        ctx.selection, group_trim=trim, disagreement_weight=0.0)), seed=0)["score"] for trim in (0.0, 0.2)]
     assert scores[0] == scores[1]
+
+
+def test_with_one_fold_the_fit_on_every_row_is_the_second_opinion(power_law_problem, power_law_data):
+    """Three axis levels leave one fold; its fit and the fit on all rows still disagree beyond the data."""
+    search = Search(power_law_problem, power_law_data, SearchConfig(budget=1, n_folds=1))
+    assert len(search.context.folds) == 1
+    true = evaluate_lines(TRUE_FORM, search.context, seed=0)
+    fragile = evaluate_lines(FRAGILE_FORM, search.context, seed=0)
+    assert true["validation"]["fold_r2"] and len(true["validation"]["fold_r2"]) == 1
+    assert 0 <= true["validation"]["disagreement"] < fragile["validation"]["disagreement"]
