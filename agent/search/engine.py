@@ -17,6 +17,7 @@ from agent.errors import LawError
 from agent.expressions import parse_law
 from agent.fitting import FitOptions, resolve_loss
 from agent.problem import Problem, axis_values, make_table
+from agent.search.choice import choose, finalist_pool, form_spread
 from agent.search.compose import compose_best_lines
 from agent.search.evaluate import FINALIST_FIT, SEARCH_FIT, EvaluationContext, Selection
 from agent.search.final import FinalLaw, refit_final
@@ -168,25 +169,14 @@ class Search:
         return self.finalize()
 
     def chosen(self) -> Candidate | None:
-        """The law to report: the simplest one scoring within the parsimony margin of the best.
+        """The law to report: see ``agent.search.choice.choose`` (parsimony among the close finalists)."""
+        return self._choice()[0]
 
-        The best validation score among hundreds of candidates is partly luck
-        (a winner's curse); among laws that validation cannot tell apart, the
-        simpler one extrapolates more reliably (the one-standard-error rule),
-        and of one form, the fit with the plain loss (log residuals for positive
-        targets) is preferred over the robust one.
-        """
-        best = self.best
-        if best is None:
-            return None
-        finalists = [c for c in self.candidates if c.ok and c.finalist]
-        if finalists:  # scored with careful fits: not comparable with the screening scores
-            best = max(finalists, key=lambda c: (c.score, -c.id))
-        margin = self.config.selection.parsimony_margin
-        close = [c for c in finalists or self.candidates if c.ok and c.score >= best.score - margin]
-        # the plain loss is the simpler assumption too: a robust fit must win by the margin
-        plain = resolve_loss("auto", self.table.y)
-        return min(close, key=lambda c: (c.complexity, c.fit.get("method", plain) != plain, -c.score, c.id))
+    def _choice(self) -> tuple[Candidate | None, list[Candidate]]:
+        if self.best is None:
+            return None, []
+        sel = self.config.selection
+        return choose(self.candidates, sel.parsimony_margin, resolve_loss("auto", self.table.y), sel.prefer_prior)
 
     def refine(self) -> list[Candidate]:
         """Re-score the best distinct laws as finalists, with careful fits and each loss (once per run).
@@ -206,14 +196,10 @@ class Search:
         positive = bool(np.all(self.table.y > 0))
         losses = list(dict.fromkeys(resolve_loss(loss, self.table.y) for loss in self.config.finalist_losses
                                     if positive or loss in ("auto", "lsq")))
-        best, seen = [], set()
-        for c in sorted((c for c in self.candidates if c.ok), key=lambda c: (-c.score, c.id)):
-            if c.canonical not in seen:
-                seen.add(c.canonical)
-                best.append(c)
-            if len(best) >= self.config.finalists:
-                break
-        proposals = [Proposal(c.lines, f"{FINALIST_PREFIX}{loss}", (c.id,), {"island": c.island, "fit_loss": loss})
+        best = finalist_pool(self.candidates, self.config.finalists, self.config.selection.prior_finalists)
+        proposals = [Proposal(c.lines, f"{FINALIST_PREFIX}{loss}", (c.id,),
+                              {"island": c.island, "fit_loss": loss,
+                               **({"shape": c.meta["shape"]} if c.meta.get("shape") else {})})
                      for c in best for loss in losses]
         if not proposals:
             return []
@@ -229,13 +215,16 @@ class Search:
         """
         if rescore:
             self.refine()
-        chosen = self.chosen()
+        chosen, close = self._choice()
         if chosen is None:
             raise LawError("no candidate could be fitted; nothing to report")
         options = self.config.final_fit
         if chosen.fit.get("method"):
             options = replace(options, loss=chosen.fit["method"])
-        return refit_final(chosen, self.problem, self.table, options, self.config.seed)
+        final = refit_final(chosen, self.problem, self.table, options, self.config.seed)
+        selection = {"margin": self.config.selection.parsimony_margin, "close_finalists": len(close),
+                     "spread": form_spread(chosen, close, self.problem, self.context.probes)}
+        return replace(final, selection=selection)
 
     def drain_events(self) -> list[dict]:
         events = self._events

@@ -19,11 +19,11 @@ of a longer one, and their sum the expected error.  With a single fold (an axis
 of three levels), the fit on all rows is the second fit compared.
 
 Plausibility probes push the fitted law beyond the training range along the
-axis (2x and 4x the largest axis level of each group).  A law whose
+axis (2x, 4x, 10x and 100x the largest axis level of each group).  A law whose
 predictions there are non-finite, leave the observed target range by more than
-its span, or turn around where the data are monotone along the axis, is
-penalised: validation tails are short, and such laws are the ones that
-extrapolate badly further out.
+its span (at 2x-4x), change sign, or turn around where the data are monotone
+along the axis, is penalised: validation tails are short, and such laws are
+the ones that extrapolate badly further out.
 """
 from __future__ import annotations
 
@@ -37,6 +37,8 @@ from agent.expressions import parse_law
 from agent.fitting import FitOptions, fit_law, predict, resolve_loss
 from agent.problem import Problem, Table
 from agent.scoring import floored, score
+from agent.search.probes import FACTORS, near_rows
+from agent.search.units import Units, fitted_form
 from agent.splits import Fold
 
 COMPILE_WORK = 500.0  # parsing, sympy compilation and analysis of one candidate, in units of fit work
@@ -60,6 +62,8 @@ class Selection:
     group_trim: float = 0.2         # with many groups, the worst fifth of them is left out of fold errors and spread
     row_trim: float = 0.0           # then the worst fraction of a fold's rows (off: see _trimmed_nmse)
     disagreement_weight: float = 1.0  # the folds' spread at the probes is added to each fold's NMSE
+    prior_finalists: bool = True    # the best seed of each literature form is a finalist too (choice.py)
+    prefer_prior: bool = False      # among close finalists, literature forms first, then fewer constants
 
 
 @dataclass
@@ -73,6 +77,7 @@ class EvaluationContext:
     monotone: dict = field(default_factory=dict)  # target index -> +1/-1 trend along the axis
     fit_options: FitOptions = SEARCH_FIT
     selection: Selection = Selection()
+    units: Units | None = None           # how ``table`` was normalised (None: it was not)
 
 
 def evaluate_lines(lines, ctx: EvaluationContext, seed: int, options: FitOptions | None = None,
@@ -94,7 +99,10 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int, options: FitOptions
         out["reason"] = f"parse: {exc}"
         out["meta"] = {"work": COMPILE_WORK / 10}
         return _done(out, t0)
-    out.update(lines=law.lines, canonical=law.canonical, n_constants=law.n_constants,
+    # fits, scores and probes see the law over the normalised table; constants are stored in user units
+    form = fitted_form(ctx.units, law)
+    law, warm = form.law, form.to_fitted(warm)
+    out.update(lines=form.user.lines, canonical=form.user.canonical, n_constants=law.n_constants,
                complexity=law.complexity)
     try:
         fold_r2, fold_nmse, target_nmse, first_fit, work, fits = [], [], [], None, COMPILE_WORK, []
@@ -135,7 +143,7 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int, options: FitOptions
     decades = float(np.average([np.log10(np.clip(v + extra, 1e-8, 2.0)) for v in fold_nmse], weights=weights))
     out.update(
         status="ok",
-        constants=first_fit.constants,
+        constants=form.to_user(first_fit.constants),
         fit={"loss": first_fit.loss, "method": resolve_loss(options.loss, ctx.table.y)},
         validation={"r2": first_scores.r2, "nmse": first_scores.nmse, "nmae": first_scores.nmae,
                     "fold_r2": [float(r) for r in fold_r2], "mean_fold_r2": agg,
@@ -206,6 +214,7 @@ def _disagreement(law, fits, ctx: EvaluationContext) -> float | None:
     probes = ctx.probes
     if probes is None or len(probes) == 0 or len(fits) < 2:
         return None
+    probes = probes.take(np.flatnonzero(near_rows(len(probes))))  # 100x apart is every law's spread
     common = set.intersection(*(set(f.constants) for f in fits))
     rows = np.flatnonzero(np.isin(probes.groups, list(common)))
     if len(rows) == 0:
@@ -225,7 +234,15 @@ def _disagreement(law, fits, ctx: EvaluationContext) -> float | None:
 
 
 def _implausibility(law, constants, ctx: EvaluationContext) -> tuple[float, list[str]]:
-    """0 for a plausible extrapolation, up to 1 (one point per failed check)."""
+    """0 for a plausible extrapolation, up to 1 (half a point per failed check).
+
+    Near the data (2x, 4x) predictions must stay within a span of the
+    observed targets.  Far out (10x, 100x) a law may go anywhere a law of the
+    field goes, but it must stay finite, keep the sign every observed target
+    has (a loss does not become negative), and keep falling or rising where
+    the data do: a law that turns around or blows up at 100x was fitted to
+    the tail's noise, and its 2x prediction is luck.
+    """
     probes = ctx.probes
     if probes is None or len(probes) == 0:
         return 0.0, []
@@ -234,19 +251,30 @@ def _implausibility(law, constants, ctx: EvaluationContext) -> tuple[float, list
     except FitError:
         return 1.0, ["probe groups without constants"]
     notes, penalty = [], 0.0
-    if not np.all(np.isfinite(pred)):
+    near = near_rows(len(probes))
+    if not np.all(np.isfinite(pred[near])):
         return 1.0, ["non-finite predictions beyond the training range"]
+    if not np.all(np.isfinite(pred)):
+        penalty += 0.5
+        notes.append("non-finite predictions at 10x-100x the training range")
     y = ctx.table.y
     lo, hi = y.min(axis=0), y.max(axis=0)
     span = np.where(hi > lo, hi - lo, np.abs(hi) + 1e-12)
-    if np.any(pred < lo - span) or np.any(pred > hi + span):
+    if np.any(pred[near] < lo - span) or np.any(pred[near] > hi + span):
         penalty += 0.5
         notes.append("predictions far outside the observed target range")
-    # probes come in triples per group: (last level, 2x, 4x); trends must continue
+    with np.errstate(invalid="ignore"):
+        sign_lost = ((lo > 0) & np.any(pred <= 0, axis=0)) | ((hi < 0) & np.any(pred >= 0, axis=0))
+    if np.any(sign_lost):
+        penalty += 0.5
+        notes.append("predictions change sign beyond the training range, where every observed value has one")
+    # probes come in blocks per pushed row: (last level, 2x, 4x, 10x, 100x); trends must continue
     for j, direction in ctx.monotone.items():
-        p = pred[:, j].reshape(-1, 3)
-        steps = np.diff(p, axis=1) * direction
-        if np.any(steps < -1e-9 * (np.abs(p[:, :1]) + 1)):
+        p = pred[:, j].reshape(-1, len(FACTORS))
+        with np.errstate(invalid="ignore"):
+            steps = np.diff(p, axis=1) * direction
+            turned = np.any(steps < -1e-9 * (np.abs(p[:, :1]) + 1))
+        if turned:
             penalty += 0.5
             notes.append(f"target {law.targets[j]} turns around beyond the training range")
             break

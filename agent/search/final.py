@@ -1,4 +1,5 @@
-"""The chosen law refitted on all training rows, and its one-time test report."""
+"""The chosen law refitted on all training rows, and its one-time test report; any other law
+(a human law, a posted one) is refitted and reported the same way by :func:`refit_law`."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
@@ -6,10 +7,10 @@ from dataclasses import asdict, dataclass, field, fields
 import numpy as np
 import pandas as pd
 
-from agent.expressions import parse_law
+from agent.expressions import Law, parse_law
 from agent.fitting import FitOptions, fit_law, predict, resolve_loss
 from agent.problem import Problem, Table, make_table
-from agent.scoring import score
+from agent.scoring import Scores, score
 from agent.search.records import Candidate
 
 
@@ -26,6 +27,7 @@ class FinalLaw:
     latex: str = ""
     train: dict = field(default_factory=dict)
     fit_loss: str = ""  # the residuals the constants were fitted on (log, huber_log, lsq)
+    selection: dict = field(default_factory=dict)  # the close finalists and their spread beyond the data
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -69,3 +71,19 @@ def report_on_test(final: FinalLaw, problem: Problem, test_df: pd.DataFrame) -> 
     table = make_table(test_df, problem)
     pred = predict(final.law(), table, final.constants, table.groups)
     return score(table.y, pred).to_dict()
+
+
+@dataclass(frozen=True)
+class Refit:
+    law: Law
+    constants: dict[str, dict[str, float]]
+    test: Scores | None = None
+
+
+def refit_law(law: Law, train: Table, test: Table | None = None, *, seed: int = 0,
+              options: FitOptions | None = None) -> Refit:
+    """A law compared with the discovered one: its form's constants fitted on all training rows
+    by the same backend and seed, then (with test rows) scored once on them."""
+    fitted = fit_law(law, train, seed=seed, options=options or FitOptions())
+    scores = None if test is None else score(test.y, predict(law, test, fitted.constants, test.groups))
+    return Refit(law, fitted.constants, scores)

@@ -1,10 +1,11 @@
 """The generic seed library: classic scaling-law shapes over whatever inputs a dataset has.
 
-Nothing here knows a task.  Inputs that span decades (``scale_like``) enter
-through powers and logs of the input divided by a round reference value
-(which keeps constants near 1 and fits well conditioned); other inputs enter
-linearly, through exponentials and polynomials.  Multi-target problems get the
-same shape for every target with separate constants.
+Nothing here knows a task.  Every input enters as its normalised form, the
+input divided by its reference value (``agent.search.units``: constants stay
+near 1, fits well conditioned, and the law the same in any units).  Inputs that
+span decades (``scale_like``) enter through powers and logs of it; other inputs
+enter linearly, through exponentials and polynomials.  Multi-target problems get
+the same shape for every target with separate constants.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import itertools
 from typing import Callable, Iterable
 
 from agent.problem import Problem
+from agent.search.units import written
 
 
 class Names:
@@ -32,8 +34,7 @@ class Names:
 
 
 def scaled(name: str, info: dict) -> str:
-    ref = info.get("reference", 1.0)
-    return f"({name}/{ref:g})" if ref not in (1, 1.0) else name
+    return written(name, info.get("reference", 1.0))
 
 
 def log_term(name: str, info: dict) -> str:
@@ -147,6 +148,28 @@ def _interacting_exponent(S, L, inf, n):
     return head + _rest_additive(S[1:], L, inf, n)
 
 
+def _drifting_exponent(S, L, inf, n):
+    """The second scale input's exponent drifts with the first: ``x2**-(b + g*log x1)``.
+
+    The literature's data exponent that depends on model size; the mirror
+    image of ``_interacting_exponent``, so either input's exponent may move.
+    """
+    if len(S) < 2:
+        return None
+    a, b = S[0], S[1]
+    head = f"{n('c')} + {n('c')}*{power_term(a, inf[a], n('a'))}"
+    moving = f"{n('c')}*{scaled(b, inf[b])}**(-({n('a')} + {n('g')}*{log_term(a, inf[a])}))"
+    return f"{head} + {moving}" + _rest_additive(S[2:], L, inf, n)
+
+
+def _power_sum(S, L, inf, n):
+    """Kaplan et al.'s joint form: ``E + (A*x1**-a + B*x2**-b)**e``; the terms interact through ``e``."""
+    if len(S) < 2:
+        return None
+    powers = " + ".join(f"{n('c')}*{power_term(x, inf[x], n('a'))}" for x in S)
+    return f"{n('c')} + ({powers})**{n('e')}" + "".join(f" + {n('b')}*{x}" for x in L)
+
+
 def _additive_with_cross(S, L, inf, n):
     if len(S) < 2:
         return None
@@ -254,7 +277,26 @@ SHAPES: dict[str, Shape] = {
     "exp_decay": _with_first_scale(_exp_decay),
     "interacting_exponent": _interacting_exponent,
     "additive_with_cross": _additive_with_cross,
+    "drifting_exponent": _drifting_exponent,
+    "power_sum": _power_sum,
 }
+
+# The literature's forms (Kaplan, Chinchilla, broken and shifted power laws, exponents that drift,
+# bowls in hyperparameters times a power-law level): the prior a practitioner brings.  The best
+# seed of each is always re-scored as a finalist, so a plain form is never lost to the winner's
+# curse of a long search before the final choice sees it (see ``agent.search.choice``).
+PRIOR_SHAPES = frozenset({
+    "additive_power", "multiplicative_power", "pure_power", "power_sum", "shifted_power", "broken_power",
+    "rational", "exp_decay", "interacting_exponent", "drifting_exponent",
+    "hybrid_power_bowl", "hybrid_power_bowl_interactions", "hybrid_power_bowl_drift",
+    "hybrid_power_bowl_interactions_drift",
+    *(label for label in SHAPES if label.startswith("level_times_bowl")),
+})
+
+
+def is_prior_shape(label: str | None) -> bool:
+    """Whether a seed's label (``shape[inputs]``) names one of the literature's forms."""
+    return bool(label) and label.split("[", 1)[0] in PRIOR_SHAPES
 
 
 def input_subsets(inputs: list[str], max_subsets: int = 8) -> Iterable[list[str]]:
@@ -275,7 +317,8 @@ def seed_laws(problem: Problem, summary: dict) -> list[tuple[str, tuple[str, ...
     seen, out = set(), []
     for subset in input_subsets(list(problem.inputs)):
         S = [x for x in subset if info[x]["scale_like"]]
-        L = [x for x in subset if not info[x]["scale_like"]]
+        # linear inputs are handed to the shapes already normalised, as the text they enter as
+        L = [scaled(x, info[x]) for x in subset if not info[x]["scale_like"]]
         for label, shape in SHAPES.items():
             lines = []
             for j, target in enumerate(problem.targets):

@@ -7,13 +7,18 @@ from scipy.stats import spearmanr
 
 from agent.problem import Problem, Table
 
-FACTORS = (1.0, 2.0, 4.0)
+NEAR_FACTORS = (1.0, 2.0, 4.0)   # where fits from different origins are compared (the disagreement)
+FAR_FACTORS = (10.0, 100.0)      # where only asymptotic sanity is checked: finite, sign kept, monotone
+FACTORS = NEAR_FACTORS + FAR_FACTORS
 MONOTONE_RHO = 0.5   # |median within-group Spearman| along the axis that counts as a trend
 ROWS_PER_GROUP = 5   # the rows furthest along the axis, each pushed further
 
 
 def build_probes(df: pd.DataFrame, problem: Problem, table: Table, axis: np.ndarray | None):
-    """Per group: the rows furthest along the axis, each with the axis columns pushed 2x and 4x.
+    """Per group: the rows furthest along the axis, each with the axis columns pushed 2x, 4x, 10x, 100x.
+
+    Probe rows come in blocks of ``len(FACTORS)``, one block per pushed row;
+    ``near_rows`` tells the 1x/2x/4x ones apart.
 
     Returns (probe table or None, {target index: +1/-1} for targets monotone along the axis).
     """
@@ -43,6 +48,12 @@ def build_probes(df: pd.DataFrame, problem: Problem, table: Table, axis: np.ndar
         if rhos and abs(np.median(rhos)) >= MONOTONE_RHO and np.all(np.sign(rhos) == np.sign(np.median(rhos))):
             monotone[j] = int(np.sign(np.median(rhos)))
     return probes, monotone
+
+
+def near_rows(n_rows: int) -> np.ndarray:
+    """Mask of the probe rows at the near factors (1x, 2x, 4x) in a probe table of ``n_rows``."""
+    block = np.array([f in NEAR_FACTORS for f in FACTORS])
+    return np.tile(block, n_rows // len(FACTORS))
 
 
 SHIFT_PER_DOUBLING = 0.25  # spans of an additive axis that stand for one doubling of a positive one

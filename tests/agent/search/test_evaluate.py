@@ -103,3 +103,25 @@ def test_with_one_fold_the_fit_on_every_row_is_the_second_opinion(power_law_prob
     fragile = evaluate_lines(FRAGILE_FORM, search.context, seed=0)
     assert true["validation"]["fold_r2"] and len(true["validation"]["fold_r2"]) == 1
     assert 0 <= true["validation"]["disagreement"] < fragile["validation"]["disagreement"]
+
+
+def test_a_law_that_turns_or_goes_negative_only_far_beyond_the_data_is_implausible(power_law_problem,
+                                                                                    power_law_data):
+    """The 2x-4x probes cannot see it; the 10x and 100x ones do."""
+    from agent.expressions import parse_law
+    from agent.search.evaluate import _implausibility
+
+    ctx = context(power_law_problem, power_law_data)
+    true = parse_law(TRUE_FORM, ("N",), ("loss",))
+    sane = {g: {"E": 1.7, "A": 0.5, "alpha": 0.3} for g in ("small", "large")}
+    assert _implausibility(true, sane, ctx) == (0.0, [])
+    # a small negative slope in log N: harmless at 4x, below zero by 100x
+    drifting = parse_law(("loss = E + A*(N/1e7)**(-alpha) - k*log(N/1e9)",), ("N",), ("loss",))
+    sinks = {g: {**sane[g], "k": 0.45} for g in sane}
+    penalty, notes = _implausibility(drifting, sinks, ctx)
+    assert penalty > 0 and any("change sign" in n for n in notes)
+    # a bowl whose bottom lies at 8x the data: falls at 2x and 4x, rises by 10x
+    bowl = parse_law(("loss = E + A*(N/1e7)**(-alpha) + q*log(N/8e9)**2",), ("N",), ("loss",))
+    turns = {g: {**sane[g], "q": 0.02} for g in sane}
+    penalty, notes = _implausibility(bowl, turns, ctx)
+    assert penalty > 0 and any("turns around" in n for n in notes)

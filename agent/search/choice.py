@@ -1,0 +1,121 @@
+"""The final choice: which searched laws are re-scored as finalists, which one is reported,
+and how much the close finalists disagree beyond the data (form uncertainty).
+
+A long search compares thousands of laws on a short validation tail, so the
+best validation score is partly luck (the winner's curse), and the lucky laws
+are the complex ones, whose extra freedom fits the tail's noise.  Three rules
+work against it, as PySR's ``model_selection`` names its policy:
+
+1. **The prior is always heard.**  Besides the best distinct laws, the best
+   seed of each of the literature's forms (``library.PRIOR_SHAPES``) is a
+   finalist, so a plain form is compared with careful fits before the choice.
+2. **Parsimony.**  Of the finalists within ``parsimony_margin`` decades of the
+   best, the simplest is reported (the one-standard-error rule of model
+   selection); with ``prefer_prior`` the literature's forms come first among
+   them, then fewer constants, then fewer nodes.
+3. **The plain loss first.**  Of one form, a fit with the plain loss (log
+   residuals for positive targets) is kept unless the robust fit wins by the margin.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from agent.errors import FitError, LawError
+from agent.expressions import parse_law
+from agent.fitting import predict
+from agent.problem import Problem, Table
+from agent.search.library import is_prior_shape
+from agent.search.probes import FACTORS
+from agent.search.records import Candidate
+
+SPREAD_FACTORS = (2.0, 4.0, 10.0)  # reported spread of the close finalists' predictions
+
+
+def finalist_pool(candidates: Sequence[Candidate], n_best: int, with_prior: bool) -> list[Candidate]:
+    """The best ``n_best`` distinct laws by screening score, then the best seed of each prior form."""
+    ranked = sorted((c for c in candidates if c.ok and not c.finalist), key=lambda c: (-c.score, c.id))
+    pool, seen = [], set()
+    for c in ranked:
+        if len(pool) >= n_best:
+            break
+        if c.canonical not in seen:
+            seen.add(c.canonical)
+            pool.append(c)
+    if with_prior:
+        shapes = set()
+        for c in ranked:
+            label = c.meta.get("shape")
+            if not is_prior_shape(label):
+                continue
+            family = label.split("[", 1)[0]
+            if family in shapes or c.canonical in seen or c.validation.get("implausibility", 0) > 0:
+                continue
+            shapes.add(family)
+            seen.add(c.canonical)
+            pool.append(c)
+    return pool
+
+
+def is_prior(candidate: Candidate) -> bool:
+    return is_prior_shape(candidate.meta.get("shape"))
+
+
+def choose(candidates: Sequence[Candidate], margin: float, plain_loss: str,
+           prefer_prior: bool = False) -> tuple[Candidate | None, list[Candidate]]:
+    """The law to report and the finalists within the margin of the best (the close ones).
+
+    Finalists are compared among themselves only: their careful fits make
+    scores that the screening scores cannot be compared with.
+    """
+    ok = [c for c in candidates if c.ok]
+    finalists = [c for c in ok if c.finalist] or ok
+    if not finalists:
+        return None, []
+    best = max(finalists, key=lambda c: (c.score, -c.id))
+    close = [c for c in finalists if c.score >= best.score - margin]
+
+    def order(c: Candidate):
+        prior_first = (not is_prior(c)) if prefer_prior else False
+        return (prior_first, c.n_constants if prefer_prior else 0, c.complexity,
+                c.fit.get("method", plain_loss) != plain_loss, -c.score, c.id)
+
+    return min(close, key=order), close
+
+
+def form_spread(chosen: Candidate, close: Sequence[Candidate], problem: Problem,
+                probes: Table | None) -> dict | None:
+    """How far the close finalists' predictions spread around the chosen law's, beyond the data.
+
+    For each factor (2x, 4x, 10x the largest axis value of each group), the
+    median over probe points of (max - min) / |chosen| over the close
+    finalists, each with its fold-0 constants.  A large spread says the
+    validation tail cannot tell these laws apart and they disagree where the
+    user will extrapolate: the form itself is uncertain.
+    """
+    if probes is None or len(probes) == 0 or len(close) < 2:
+        return None
+    preds = []
+    for c in [chosen, *[c for c in close if c.id != chosen.id]]:
+        try:
+            law = parse_law(c.lines, problem.inputs, problem.targets)
+            rows = np.flatnonzero(np.isin(probes.groups, list(c.constants)))
+            p = np.full((len(probes), len(problem.targets)), np.nan)
+            p[rows] = predict(law, probes.take(rows), c.constants, probes.groups[rows])
+            preds.append(p)
+        except (LawError, FitError):
+            continue
+    if len(preds) < 2:
+        return None
+    stack = np.stack(preds)
+    with np.errstate(all="ignore"):
+        rel = (np.nanmax(stack, axis=0) - np.nanmin(stack, axis=0)) / np.abs(stack[0])
+    out = {"finalists": len(preds)}
+    for f in SPREAD_FACTORS:
+        rows = np.arange(FACTORS.index(f), len(probes), len(FACTORS))
+        vals = rel[rows]
+        vals = vals[np.isfinite(vals)]
+        out[f"{f:g}x"] = float(np.median(vals)) if len(vals) else None
+    return out
+

@@ -1,0 +1,68 @@
+"""The final choice: finalists include the literature's forms, and the simplest close law is reported."""
+import numpy as np
+
+from agent.problem import Problem, Table
+from agent.search.choice import choose, finalist_pool, form_spread
+from agent.search.probes import FACTORS
+from agent.search.records import Candidate
+
+
+def cand(id, score, complexity=10, n_constants=3, shape=None, finalist=True, method="log", canonical=None,
+         lines=("loss = c0 + c1*N**(-a0)",), constants=None):
+    return Candidate(id=id, generation=0, lines=lines, proposer="finalist:log" if finalist else "offline",
+                     status="ok", canonical=canonical or f"law{id}", complexity=complexity,
+                     n_constants=n_constants, fit={"method": method}, score=score,
+                     meta={"shape": shape} if shape else {}, constants=constants or {})
+
+
+def test_the_simplest_finalist_within_the_margin_is_reported_not_the_best_scoring_one():
+    lucky = cand(0, score=2.00, complexity=30)
+    plain = cand(1, score=1.96, complexity=11)
+    far_behind = cand(2, score=1.80, complexity=5)
+    chosen, close = choose([lucky, plain, far_behind], margin=0.05, plain_loss="log")
+    assert chosen is plain and set(c.id for c in close) == {0, 1}
+    # with no margin, validation alone decides
+    assert choose([lucky, plain, far_behind], margin=0.0, plain_loss="log")[0] is lucky
+
+
+def test_finalists_are_compared_among_themselves_not_with_screening_scores():
+    screened = cand(0, score=5.0, finalist=False)  # a cheap fit's score is on another footing
+    finalist = cand(1, score=1.0)
+    assert choose([screened, finalist], margin=0.05, plain_loss="log")[0] is finalist
+
+
+def test_of_one_form_the_plain_loss_is_kept_unless_the_robust_fit_wins_by_the_margin():
+    plain = cand(0, score=1.00, canonical="same")
+    robust = cand(1, score=1.03, canonical="same", method="huber_log")
+    assert choose([plain, robust], margin=0.05, plain_loss="log")[0] is plain
+    clearly = cand(2, score=1.20, canonical="same", method="huber_log")
+    assert choose([plain, clearly], margin=0.05, plain_loss="log")[0] is clearly
+
+
+def test_preferring_the_prior_puts_literature_forms_first_among_close_finalists():
+    odd = cand(0, score=2.0, complexity=8, n_constants=3)
+    chinchilla = cand(1, score=1.99, complexity=15, n_constants=5, shape="additive_power[N,D]")
+    assert choose([odd, chinchilla], margin=0.05, plain_loss="log")[0] is odd
+    assert choose([odd, chinchilla], margin=0.05, plain_loss="log", prefer_prior=True)[0] is chinchilla
+
+
+def test_the_best_seed_of_each_literature_form_joins_the_best_distinct_laws_as_finalists():
+    searched = [cand(i, score=3.0 - 0.1 * i, finalist=False) for i in range(5)]
+    chinchilla = [cand(10, score=1.0, finalist=False, shape="additive_power[N,D]"),
+                  cand(11, score=0.5, finalist=False, shape="additive_power[N]")]  # same family: one is enough
+    oddity = cand(12, score=0.9, finalist=False, shape="tanh_step[N]")  # a seed, but not a literature form
+    pool = finalist_pool(searched + chinchilla + [oddity], n_best=3, with_prior=True)
+    assert [c.id for c in pool] == [0, 1, 2, 10]
+    assert [c.id for c in finalist_pool(searched + chinchilla, n_best=3, with_prior=False)] == [0, 1, 2]
+
+
+def test_the_spread_of_the_close_finalists_is_measured_beyond_the_data():
+    n_points = len(FACTORS)
+    N = 1e9 * np.array(FACTORS)
+    probes = Table({"N": N}, np.full((n_points, 1), np.nan), np.array(["g"] * n_points, dtype=object))
+    problem = Problem(("N",), ("loss",), axis=("N",))
+    a = cand(0, 1.0, lines=("loss = c + k*N",), constants={"g": {"c": 2.0, "k": 0.0}})
+    b = cand(1, 1.0, lines=("loss = c + k*N",), constants={"g": {"c": 2.2, "k": 0.0}})
+    spread = form_spread(a, [a, b], problem, probes)
+    assert spread["finalists"] == 2 and abs(spread["2x"] - 0.1) < 1e-12
+    assert form_spread(a, [a], problem, probes) is None  # a lone finalist has no spread to report
