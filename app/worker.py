@@ -93,7 +93,7 @@ class _RunExecution:
         config = SearchConfig(budget=int(spec["budget"]), seed=int(spec.get("seed", 0)),
                               time_limit=spec.get("time_limit"), patience=spec.get("patience"),
                               workers=self.worker.settings.eval_workers)
-        proposers = build_proposers(spec.get("proposers") or [])
+        proposers = build_proposers(spec.get("proposers") or [], self.worker.settings.llm_endpoints)
         checkpoint = self.storage.load_checkpoint(self.run.id)
         if checkpoint is None:
             return Search(problem, self.train, config, proposers)
@@ -209,8 +209,11 @@ def progress_of(search: Search) -> dict[str, Any]:
     return progress
 
 
-def build_proposers(specs: list[dict[str, Any]]):
-    """(proposer, weight) pairs from a stored run spec; None means the offline proposer alone."""
+def build_proposers(specs: list[dict[str, Any]], endpoints=None):
+    """(proposer, weight) pairs from a stored run spec; None means the offline proposer alone.
+
+    An LLM proposer talks only to the operator's endpoint the run names (``endpoints``).
+    """
     if not specs or all(p["kind"] == "offline" for p in specs):
         return None
     from agent.search import OfflineProposer
@@ -220,9 +223,10 @@ def build_proposers(specs: list[dict[str, Any]]):
         if p["kind"] == "offline":
             out.append((OfflineProposer(), float(p["weight"])))
         else:
-            from agent.llm import LLMProposer, LLMSettings
+            from agent.llm import LLMProposer
+            from app.services.llm_endpoints import llm_settings_for_run
 
-            out.append((LLMProposer(LLMSettings.model_validate(p["llm"])), float(p["weight"])))
+            out.append((LLMProposer(llm_settings_for_run(p["llm"], endpoints or {})), float(p["weight"])))
     return out
 
 

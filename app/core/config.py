@@ -6,9 +6,25 @@ setting is ``SLD_<NAME>``, e.g. ``SLD_MAX_PAYLOAD_BYTES=10000000``.
 from __future__ import annotations
 
 import functools
+import re
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class LLMEndpoint(BaseModel):
+    """One LLM endpoint the operator allows: where requests go and which variable holds its key.
+
+    Runs name an endpoint; they never carry a URL or a key, so a request cannot
+    send the server's key (or its prompts) anywhere the operator did not list.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_url: str = Field(pattern=r"^https?://[^\s]+$", description="OpenAI-compatible base URL")
+    api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+                                    description="the environment variable holding the key; "
+                                                "none for local servers that need no key")
 
 
 class Settings(BaseSettings):
@@ -35,9 +51,21 @@ class Settings(BaseSettings):
     poll_interval: float = Field(1.0, gt=0)
     eval_workers: int = Field(1, ge=1)        # processes evaluating candidates inside one run
 
+    # LLM endpoints runs may name, as JSON: SLD_LLM_ENDPOINTS='{"openai": {"base_url":
+    # "https://api.openai.com/v1", "api_key_env": "OPENAI_API_KEY"}, "local": {"base_url": "http://127.0.0.1:8080/v1"}}'
+    llm_endpoints: dict[str, LLMEndpoint] = Field(default_factory=dict)
+
     # run defaults
     default_budget: int = Field(300, ge=1)
     max_budget: int = Field(100_000, ge=1)
+
+    @field_validator("llm_endpoints")
+    @classmethod
+    def _endpoint_names(cls, value: dict[str, LLMEndpoint]) -> dict[str, LLMEndpoint]:
+        for name in value:
+            if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", name):
+                raise ValueError(f"LLM endpoint name {name[:80]!r}: use letters, digits, '_', '.' or '-'")
+        return value
 
     def engine_kwargs(self) -> dict:
         return {"pool_size": self.db_pool_size, "max_overflow": self.db_max_overflow}

@@ -18,9 +18,10 @@ class ProposerSpec(BaseModel):
     kind: Literal["offline", "llm"]
     weight: float = Field(1.0, gt=0, le=1000)
     llm: dict[str, Any] | None = Field(
-        None, description="LLM settings (model, base_url, temperature, max_tokens, concurrency, max_calls, "
-                          "max_total_tokens, max_cost_usd, ...). The API key is never part of a run: "
-                          "workers read OPENAI_API_KEY from their environment.")
+        None, description="LLM settings (model, endpoint, temperature, max_tokens, concurrency, max_calls, "
+                          "max_total_tokens, max_cost_usd, ...). 'endpoint' names one of the operator's "
+                          "endpoints (SLD_LLM_ENDPOINTS; optional when there is one). A run never carries a "
+                          "URL or a key: workers send each endpoint its key from their own environment.")
 
 
 class TestSplit(BaseModel):

@@ -14,6 +14,7 @@ from agent.problem import Problem
 from agent.storage import BaseStorage, DatasetRecord, TaskSpecRecord
 from app.core.config import Settings
 from app.schemas.runs import RunCreate
+from app.services.llm_endpoints import check_run_llm
 
 DEFAULT_CAP = 8
 MIN_TRAIN_ROWS = 4
@@ -49,7 +50,7 @@ def resolve_run_spec(req: RunCreate, storage: BaseStorage, settings: Settings) -
     return {
         **problem.to_dict(),
         "budget": budget, "seed": req.seed, "time_limit": req.time_limit, "patience": req.patience,
-        "proposers": _proposers(req),
+        "proposers": _proposers(req, settings),
         "test_split": test_split,
         "task": task.name if task else None,
     }
@@ -96,7 +97,7 @@ def _test_split(req: RunCreate, ds: DatasetRecord, task: TaskSpecRecord | None) 
     return split
 
 
-def _proposers(req: RunCreate) -> list[dict[str, Any]]:
+def _proposers(req: RunCreate, settings: Settings) -> list[dict[str, Any]]:
     if not req.proposers:
         return [{"kind": "offline", "weight": 1.0}]
     out = []
@@ -106,7 +107,7 @@ def _proposers(req: RunCreate) -> list[dict[str, Any]]:
                 raise DataError("proposers: 'llm' settings belong to a proposer of kind 'llm'")
             out.append({"kind": "offline", "weight": p.weight})
             continue
-        llm = check_llm_settings(p.llm)
+        llm = check_run_llm(p.llm, settings.llm_endpoints)
         n_llm = sum(1 for q in out if q["kind"] == "llm")
         llm.setdefault("name", "llm" if n_llm == 0 else f"llm{n_llm + 1}")  # names key checkpoint state
         out.append({"kind": "llm", "weight": p.weight, "llm": llm})
@@ -114,28 +115,6 @@ def _proposers(req: RunCreate) -> list[dict[str, Any]]:
     if len(set(names)) != len(names):
         raise DataError(f"proposers: two LLM proposers share the name {names[0]!r}; give each its own llm.name")
     return out
-
-
-def check_llm_settings(settings: dict[str, Any] | None) -> dict[str, Any]:
-    """Validate with the proposer's own strict settings model; the key never enters a run."""
-    if not settings or not settings.get("model"):
-        raise DataError("proposers: an 'llm' proposer needs llm settings with at least a 'model'")
-    if "api_key" in settings:
-        raise DataError("proposers: an API key is not accepted in a run (runs are stored); "
-                        "set OPENAI_API_KEY in the workers' environment")
-    try:
-        from agent.llm import LLMSettings
-    except ImportError:
-        raise DataError("proposers: the LLM proposer is not available in this installation") from None
-    from pydantic import ValidationError
-
-    try:
-        LLMSettings.model_validate(settings)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise DataError(f"proposers: llm.{where}: {first['msg']}") from None
-    return dict(settings)
 
 
 def _names(ds: DatasetRecord) -> str:

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from fastapi.testclient import TestClient
 
-from app.core.config import Settings
+from app.core.config import LLMEndpoint, Settings
 from app.main import create_app
 from app.worker import Worker
 from tests.agent.storage.conftest import database_url, postgres_database, storage  # noqa: F401
@@ -32,8 +32,10 @@ def toy_csv(**kw) -> bytes:
 
 @pytest.fixture
 def settings(database_url):
+    # One LLM endpoint where nothing listens (the discard port), so LLM runs fall back to offline.
     return Settings(database_url=database_url, max_payload_bytes=100_000, heartbeat_interval=0.2,
-                    stale_after=30, poll_interval=0.05, default_budget=20, compare_time_limit=10)
+                    stale_after=30, poll_interval=0.05, default_budget=20, compare_time_limit=10,
+                    llm_endpoints={"local": LLMEndpoint(base_url="http://127.0.0.1:9/v1")})
 
 
 @pytest.fixture

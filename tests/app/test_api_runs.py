@@ -161,10 +161,10 @@ def test_a_bad_run_spec_gets_a_422_naming_the_problem(client, dataset_id, change
 
 def test_llm_settings_are_stored_with_the_run_without_any_key(client, dataset_id):
     spec = {**SPEC, "proposers": [{"kind": "offline", "weight": 0.3},
-                                  {"kind": "llm", "weight": 0.7, "llm": {"model": "smollm2", "base_url": "http://localhost:9"}}]}
+                                  {"kind": "llm", "weight": 0.7, "llm": {"model": "smollm2"}}]}
     run = client.post("/runs", json={"dataset_id": dataset_id, **spec}).json()
     assert run["spec"]["proposers"][1] == {"kind": "llm", "weight": 0.7,
-                                           "llm": {"model": "smollm2", "base_url": "http://localhost:9", "name": "llm"}}
+                                           "llm": {"model": "smollm2", "endpoint": "local", "name": "llm"}}
 
 
 def test_unknown_run_ids_are_404(client):
@@ -197,7 +197,7 @@ def test_runs_state_enum_matches_the_api(client):
 
 
 def test_a_run_with_an_unreachable_llm_falls_back_to_offline_and_says_so(client, worker, dataset_id):
-    llm = {"model": "smollm2", "base_url": "http://127.0.0.1:9/v1", "max_retries": 0, "timeout_s": 2}
+    llm = {"model": "smollm2", "endpoint": "local", "max_retries": 0, "timeout_s": 2}
     run = client.post("/runs", json={"dataset_id": dataset_id, **SPEC, "budget": 30, "proposers": [
         {"kind": "offline", "weight": 0.5}, {"kind": "llm", "weight": 0.5, "llm": llm}]}).json()
     worker.run_once()
