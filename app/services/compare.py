@@ -19,6 +19,7 @@ from agent.fitting import FitOptions, fit_law, predict
 from agent.problem import Problem, Table, axis_values, make_table
 from agent.scoring import score
 from agent.splits import make_folds
+from app.services.non_finite import explain_non_finite
 
 N_FOLDS = 3  # SearchConfig's default; the folds are the search's own
 
@@ -75,8 +76,6 @@ def _score_law(spec, problem: Problem, table: Table, folds, test: Table | None, 
 
 def _check_finite(name: str, law, table: Table, constants) -> None:
     """A law whose best fit still breaks on the data (a log of a negative value...) is refused by name."""
-    from app.services.laws import explain_non_finite
-
     pred = predict(law, table, constants, table.groups)
     bad = np.flatnonzero(~np.all(np.isfinite(pred), axis=1))
     if len(bad):
@@ -87,8 +86,6 @@ def _check_finite(name: str, law, table: Table, constants) -> None:
 
 def _hint(law, table: Table) -> str:
     """Why a fit may have found nothing finite: the law evaluated with every constant at 1."""
-    from app.services.laws import explain_non_finite
-
     ones = {g: {c: 1.0 for c in law.constants} for g in table.group_names}
     pred = predict(law, table, ones, table.groups)
     bad = np.flatnonzero(~np.all(np.isfinite(pred), axis=1))

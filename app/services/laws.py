@@ -6,7 +6,6 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-import sympy as sp
 
 from agent.errors import DataError, LawError
 from agent.expressions import Law, parse_law
@@ -14,6 +13,7 @@ from agent.fitting import predict as predict_rows
 from agent.problem import DEFAULT_GROUP, Problem, make_table
 from agent.storage import BaseStorage, NotFoundError, RunRecord
 from app.schemas.laws import BestLawPublic, LineageStep, PredictCreate, PredictPublic
+from app.services.non_finite import explain_non_finite
 
 MAX_LINEAGE = 50
 
@@ -184,32 +184,3 @@ def predict_points(law: Law, constants: dict[str, dict[str, float]], points: lis
         raise LawError(f"the prediction at point {i + 1} is not finite: "
                        f"{explain_non_finite(law, table, constants, groups, i)}")
     return values
-
-
-def explain_non_finite(law: Law, table, constants, groups, row: int) -> str:
-    """Name the operation that broke: a log or sqrt of a non-positive value, a fractional
-    power of a negative one, or an overflow."""
-    point = {name: float(table.X[name][row]) for name in law.inputs}
-    values = {**point, **constants[groups[row]]}
-    subs = {sp.Symbol(k): v for k, v in values.items()}
-    where = ", ".join(f"{k}={v:g}" for k, v in point.items())
-    for expr in law.expressions:
-        for node in sp.preorder_traversal(expr):
-            if isinstance(node, sp.log) or (isinstance(node, sp.Pow) and node.exp == sp.Rational(1, 2)):
-                arg = node.args[0]
-                v = _num(arg, subs)
-                if v is not None and v <= 0:
-                    kind = "log" if isinstance(node, sp.log) else "sqrt"
-                    return f"{kind} of a non-positive value ({kind}({arg}) with {arg} = {v:g}) at {where}"
-            elif isinstance(node, sp.Pow) and not node.exp.is_integer:
-                base = _num(node.base, subs)
-                if base is not None and base < 0:
-                    return f"a fractional power of a negative value ({node.base} = {base:g}) at {where}"
-    return f"the value overflows or divides by zero at {where}"
-
-
-def _num(expr, subs) -> float | None:
-    try:
-        return float(sp.N(expr.subs(subs)))
-    except (TypeError, ValueError):
-        return None
