@@ -25,6 +25,11 @@ from agent.errors import LawError
 MAX_TEXT_CHARS = 4000
 MAX_LINES = 24
 MAX_AST_NODES = 600
+MAX_SYNTAX_DEPTH = 100  # nesting of one line as written; bounds the parser's own recursion
+# The law after helper lines are substituted: a chain of helpers that each use the one before
+# twice doubles it per line, and every later step (printing, compiling, derivatives) walks it.
+MAX_LAW_NODES = 2000
+MAX_LAW_DEPTH = 60
 MAX_LITERAL_ABS = 1e15
 MAX_LITERAL_EXPONENT = 16.0
 
@@ -141,13 +146,14 @@ def parse_law(
     defined: dict[str, sp.Expr] = {}
     constants: list[str] = []
     node_budget = [MAX_AST_NODES]
+    sizes: dict[sp.Basic, tuple[int, int]] = {}  # (nodes, depth) of every sub-expression built so far
     for lineno, line in enumerate(lines, 1):
         name, tree = _parse_line(line, lineno)
         if name in inputs:
             raise LawError(f"line {lineno}: cannot assign to input column {name!r}")
         if name in defined:
             raise LawError(f"line {lineno}: {name!r} is defined twice")
-        builder = _Builder(inputs, defined, constants, targets, node_budget, lineno)
+        builder = _Builder(inputs, defined, constants, targets, node_budget, lineno, sizes)
         defined[name] = builder.build(tree)
     missing = [t for t in targets if t not in defined]
     if missing:
@@ -248,10 +254,11 @@ def _check_name(name: str, lineno: int) -> None:
 class _Builder:
     """Walks one whitelisted expression AST and builds the sympy tree."""
 
-    def __init__(self, inputs, defined, constants, targets, node_budget, lineno):
+    def __init__(self, inputs, defined, constants, targets, node_budget, lineno, sizes):
         self.numbers: dict[ast.AST, float] = {}
         self.inputs, self.defined, self.constants = inputs, defined, constants
         self.targets, self.budget, self.lineno = targets, node_budget, lineno
+        self.sizes, self.depth = sizes, 0
 
     def fail(self, reason: str):
         raise LawError(f"line {self.lineno}: {reason}")
@@ -268,7 +275,13 @@ class _Builder:
         method = getattr(self, f"visit_{type(node).__name__}", None)
         if method is None:
             self.fail(f"{_describe(node)} is not allowed")
+        self.depth += 1
+        if self.depth > MAX_SYNTAX_DEPTH:
+            self.fail(f"the expression is nested more than {MAX_SYNTAX_DEPTH} levels deep "
+                      "(each operator of a chain such as a + b + c counts as a level)")
         expr = method(node)
+        self.depth -= 1
+        self._check_size(expr)
         self._last = expr
         if expr.is_number:
             value = self.numbers.get(node)
@@ -276,6 +289,29 @@ class _Builder:
                 value = self._float_value(node)
             self.numbers[node] = value
         return expr
+
+    def _check_size(self, expr: sp.Basic) -> None:
+        """Nodes and depth of ``expr`` with helper lines substituted, from its parts' known sizes,
+        so that a law that doubles with each line is stopped before it becomes expensive."""
+        stack = [expr]
+        while stack:  # iterative: only the few nodes sympy just built are new
+            e = stack[-1]
+            if e in self.sizes:
+                stack.pop()
+                continue
+            todo = [a for a in e.args if a not in self.sizes]
+            if todo:
+                stack.extend(todo)
+                continue
+            stack.pop()
+            parts = [self.sizes[a] for a in e.args]
+            self.sizes[e] = (1 + sum(n for n, _ in parts), 1 + max((d for _, d in parts), default=0))
+        nodes, depth = self.sizes[expr]
+        if nodes > MAX_LAW_NODES:
+            self.fail(f"the law is too large with its helper lines substituted (more than {MAX_LAW_NODES} "
+                      "nodes); write it with fewer nested uses of helper names")
+        if depth > MAX_LAW_DEPTH:
+            self.fail(f"the law is nested more than {MAX_LAW_DEPTH} levels deep with its helper lines substituted")
 
     def _float_value(self, node: ast.AST) -> float:
         """Float value of a numeric subtree, computed from its children's values."""

@@ -165,3 +165,28 @@ def test_the_source_scan_finds_each_kind_of_text_evaluation(tmp_path):
         "probe.py:2: import sympify", "probe.py:3: import sympy.parsing.sympy_parser",
         "probe.py:4: sp.S(...)", "probe.py:5: eval(...)", "probe.py:6: exec(...)",
     ]
+
+
+def doubling_chain(lines: int) -> list[str]:
+    """Helper lines that each use the one before twice: the substituted law doubles per line."""
+    return (["h0 = log(x) + a"] + [f"h{i} = exp(h{i - 1}) + log(h{i - 1})" for i in range(1, lines + 1)]
+            + [f"y = h{lines}"])
+
+
+def test_a_law_that_doubles_with_each_helper_line_is_refused_where_it_passes_the_bound():
+    assert parse(doubling_chain(8)).complexity == 1534  # under MAX_LAW_NODES: accepted
+    for lines in (9, 12, 22):  # 22 lines would be 6 million nodes: refused at line 10 before building it
+        with pytest.raises(LawError, match="line 10: the law is too large with its helper lines substituted "
+                                           r"\(more than 2000 nodes\)"):
+            parse(doubling_chain(lines))
+
+
+def test_deep_nesting_is_refused_by_name_before_any_recursion_error():
+    with pytest.raises(LawError, match="nested more than 60 levels deep with its helper lines substituted"):
+        parse("y = " + "exp(" * 61 + "x" + ")" * 61)
+    with pytest.raises(LawError, match="nested more than 60 levels deep"):
+        parse(["h0 = x"] + [f"h{i} = exp(exp(exp(h{i - 1})))" for i in range(1, 22)] + ["y = h21"])
+    for text in ("y = " + "-" * 500 + "x", "y = x + " + " + ".join(f"c{i}" for i in range(500))):
+        with pytest.raises(LawError, match="line 1: the expression is nested more than 100 levels deep"):
+            parse(text, cap=None)
+    assert parse("y = x + " + " + ".join(f"c{i}" for i in range(90)), cap=None).n_constants == 90
