@@ -5,29 +5,61 @@
     model.equations_          # every law found: complexity, validation loss, score
     model.predict(new_points, groups=...)
     model.sympy(), model.latex()
+
+As scikit-learn asks of an estimator, the constructor only stores its
+parameters and ``fit`` does all the work: a model can be fitted again, cloned
+(``sklearn.base.clone``) and tuned through ``get_params``/``set_params``.  The
+search is the one the CLI and the service run (``agent.plan``), with their defaults.
 """
 from __future__ import annotations
 
+import copy
+import inspect
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 import sympy as sp
 
+from agent.defaults import DEFAULT_BUDGET, DEFAULT_CAP, DEFAULT_TIME_LIMIT, DEFAULT_WORK
 from agent.errors import DataError
-from agent.problem import Problem
-from agent.search import FinalLaw, Search, SearchConfig
+from agent.plan import DiscoveryRequest, plan_discovery
+from agent.search import FinalLaw, Search
 
 _GROUP = "__group__"
 
 
 class LawSearch:
-    """Discover a law ``targets = f(inputs)`` that extrapolates along ``axis``."""
+    """Discover a law ``targets = f(inputs)`` that extrapolates along ``axis``.
 
-    def __init__(self, *, axis: Sequence[str] | None = None, max_constants: int = 6, budget: int = 300,
-                 seed: int = 0, time_limit: float | None = None, workers: int = 1, proposers=None):
-        self.axis, self.max_constants, self.budget = axis, max_constants, budget
+    ``axis=None``: the inputs that are positive and span a decade.  ``work_budget`` and
+    ``time_limit`` of None mean no limit.  ``proposers``: (proposer, weight) pairs, copied
+    at each fit so that the given ones are never used up.
+    """
+
+    def __init__(self, *, axis: Sequence[str] | None = None, max_constants: int = DEFAULT_CAP,
+                 budget: int = DEFAULT_BUDGET, work_budget: float | None = DEFAULT_WORK, seed: int = 0,
+                 time_limit: float | None = DEFAULT_TIME_LIMIT, workers: int = 1, proposers=None):
+        self.axis, self.max_constants, self.budget, self.work_budget = axis, max_constants, budget, work_budget
         self.seed, self.time_limit, self.workers, self.proposers = seed, time_limit, workers, proposers
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        return sorted(p.name for p in inspect.signature(cls.__init__).parameters.values()
+                      if p.kind is p.KEYWORD_ONLY)
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor's parameters (scikit-learn's estimator interface)."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params) -> "LawSearch":
+        unknown = sorted(set(params) - set(self._param_names()))
+        if unknown:
+            raise ValueError(f"invalid parameter(s) {', '.join(unknown)} for LawSearch; "
+                             f"valid: {', '.join(self._param_names())}")
+        for name, value in params.items():
+            setattr(self, name, value)
+        return self
 
     def fit(self, X, y, groups=None) -> "LawSearch":
         X = _frame(X, "x")
@@ -38,14 +70,15 @@ class LawSearch:
         df = pd.concat([X.reset_index(drop=True), Y.reset_index(drop=True)], axis=1)
         if groups is not None:
             df[_GROUP] = np.asarray(groups).astype(str)
-        axis = self.axis
-        if axis is None:  # a compute proxy: every input spanning at least a decade
-            axis = [c for c in X.columns if (X[c] > 0).all() and X[c].max() / X[c].min() >= 10]
-        self.problem_ = Problem(tuple(X.columns), tuple(Y.columns), group=_GROUP if groups is not None else None,
-                                axis=tuple(axis), max_constants=self.max_constants)
-        config = SearchConfig(budget=self.budget, seed=self.seed, time_limit=self.time_limit,
-                              workers=self.workers)
-        self.search_ = Search(self.problem_, df, config, self.proposers)
+        request = DiscoveryRequest(
+            inputs=list(X.columns), targets=list(Y.columns), group=_GROUP if groups is not None else None,
+            axis=self.axis, max_constants=self.max_constants, budget=self.budget, work_budget=self.work_budget,
+            time_limit=self.time_limit, seed=self.seed, workers=self.workers)
+        plan = plan_discovery(df, request)
+        self.problem_ = plan.problem
+        # a proposer keeps state (the seed library it handed out, call counters): each fit starts afresh
+        proposers = copy.deepcopy(self.proposers)
+        self.search_ = Search(plan.problem, df, plan.config, proposers)
         try:
             self.best_: FinalLaw = self.search_.run()
         finally:

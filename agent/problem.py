@@ -7,6 +7,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from agent.defaults import DEFAULT_CAP
 from agent.errors import DataError
 
 DEFAULT_GROUP = "all_data"
@@ -26,7 +27,7 @@ class Problem:
     targets: tuple[str, ...]
     group: str | None = None
     axis: tuple[str, ...] = ()
-    max_constants: int = 8
+    max_constants: int = DEFAULT_CAP
     description: str = ""
 
     def __post_init__(self):
@@ -53,7 +54,7 @@ class Problem:
     def from_dict(cls, d: Mapping) -> "Problem":
         return cls(
             inputs=tuple(d["inputs"]), targets=tuple(d["targets"]), group=d.get("group"),
-            axis=tuple(d.get("axis") or ()), max_constants=int(d.get("max_constants", 8)),
+            axis=tuple(d.get("axis") or ()), max_constants=int(d.get("max_constants", DEFAULT_CAP)),
             description=d.get("description", ""),
         )
 

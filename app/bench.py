@@ -12,9 +12,10 @@ import time
 from typing import Iterable
 
 from agent.errors import DataError
-from agent.fitting import FitOptions, fit_law, predict
+from agent.fitting import FitOptions, predict
 from agent.problem import Table, make_table
 from agent.scoring import benchmark_mean, score
+from agent.search import refit_law
 from tasks import TaskError, TaskSpec, load_split
 
 CONSTANT_MODES = ("published", "refit")
@@ -49,7 +50,7 @@ def bench_human(spec: TaskSpec, constants: str = "published", seed: int = 0,
         if missing:
             raise TaskError(f"{spec.name}: no published constants for group(s) {', '.join(missing[:5])}")
     else:
-        values = fit_law(law, train, seed=seed, options=fit_options or FitOptions()).constants
+        values = refit_law(law, train, seed=seed, options=fit_options).constants
     scores = score(test.y, predict(law, test, values, test.groups))
     return result_row(spec.name, scores.r2, scores.nmse, scores.nmae, law.n_constants,
                       time.perf_counter() - start)
@@ -81,15 +82,16 @@ def bench_discovered(spec: TaskSpec, seed: int = 0, budget: int | None = None,
                      time_limit: float | None = None, workers: int = 2, with_human: bool = False,
                      work: float | None = None) -> dict:
     """Run the offline search on the task's train split, then score the refitted law on test once."""
-    from agent.search import SearchConfig
-    from app.discovery import DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, DEFAULT_WORK, discover
+    from agent.plan import DiscoveryRequest, plan_discovery
+    from app.discovery import discover
 
-    config = SearchConfig(budget=budget or DEFAULT_BUDGET, seed=seed, workers=workers,
-                          work_budget=DEFAULT_WORK if work is None else (work or None),
-                          time_limit=DEFAULT_TIME_LIMIT if time_limit is None else (time_limit or None))
+    given = {"budget": budget or None, "work_budget": work, "time_limit": time_limit}
+    request = DiscoveryRequest.for_problem(spec.problem(), seed=seed, workers=workers,
+                                           **{k: v for k, v in given.items() if v is not None})
     start = time.perf_counter()
-    result = discover(spec.problem(), load_split(spec.name, "train"), config=config,
-                      test=load_split(spec.name, "test"))
+    train = load_split(spec.name, "train")
+    plan = plan_discovery(train, request)
+    result = discover(plan.problem, train, config=plan.config, test=load_split(spec.name, "test"))
     test = result.test
     row = result_row(spec.name, test["r2"], test["nmse"], test["nmae"], result.final["n_constants"],
                      time.perf_counter() - start)

@@ -12,20 +12,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
 import pandas as pd
 
+from agent.defaults import DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, DEFAULT_WORK  # noqa: F401  (re-exported)
 from agent.errors import DataError
-from agent.fitting import FitOptions, fit_law, predict
+from agent.expressions import parse_law
 from agent.problem import Problem, make_table
-from agent.scoring import score
-from agent.search import Search, SearchConfig, report_on_test
+from agent.search import Search, SearchConfig, refit_law, report_on_test
 from agent.search.proposers.base import Proposer
 
 MAX_CSV_BYTES = 200 * 1024 * 1024
-DEFAULT_BUDGET = 2000          # candidates: rarely the binding limit; the work budget is
-DEFAULT_WORK = 400_000.0       # ~50 s on 2 cores for the SLDBench tasks, and reproducible from the seed
-DEFAULT_TIME_LIMIT = 600.0     # a safety net only: a run stopped by time is not reproducible
 
 
 @dataclass
@@ -63,21 +59,6 @@ def read_csv(path: str | Path) -> pd.DataFrame:
     return df
 
 
-def csv_problem(df: pd.DataFrame, inputs: list[str], targets: list[str], group: str | None,
-                axis: list[str] | None, cap: int) -> Problem:
-    """A problem for a user table; the default axis is every input spanning decades (a compute proxy)."""
-    for col in [*inputs, *targets, *([group] if group else []), *(axis or [])]:
-        if col not in df.columns:
-            raise DataError(f"column {col!r} is not in the data (columns: {', '.join(map(str, df.columns))})")
-    if axis is None:
-        probe = make_table(df, Problem(tuple(inputs), tuple(targets), group=group))
-        axis = [c for c in inputs if np.all(probe.X[c] > 0) and probe.X[c].max() / probe.X[c].min() >= 10]
-    unknown_axis = [a for a in axis if a not in inputs]
-    if unknown_axis:
-        raise DataError(f"axis column(s) {', '.join(unknown_axis)} must be among the inputs")
-    return Problem(tuple(inputs), tuple(targets), group=group, axis=tuple(axis), max_constants=cap)
-
-
 def discover(problem: Problem, train: pd.DataFrame, *, config: SearchConfig,
              proposers: list[tuple[Proposer, float]] | None = None,
              test: pd.DataFrame | None = None, human_lines: tuple[str, ...] | None = None,
@@ -108,9 +89,6 @@ def discover(problem: Problem, train: pd.DataFrame, *, config: SearchConfig,
 
 def human_refit(problem: Problem, lines, train: pd.DataFrame, test: pd.DataFrame, seed: int = 0) -> dict:
     """The human law's form fitted on train with our backend, scored on test (the comparison row)."""
-    from agent.expressions import parse_law
-
     law = parse_law(lines, problem.inputs, problem.targets)
-    train_t, test_t = make_table(train, problem), make_table(test, problem)
-    fitted = fit_law(law, train_t, seed=seed, options=FitOptions())
-    return {"law": list(law.lines), **score(test_t.y, predict(law, test_t, fitted.constants, test_t.groups)).to_dict()}
+    refit = refit_law(law, make_table(train, problem), make_table(test, problem), seed=seed)
+    return {"law": list(law.lines), **refit.test.to_dict()}

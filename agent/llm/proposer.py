@@ -109,6 +109,13 @@ class LLMProposer(Proposer):
         return {"model": self.settings.model, **counts,
                 "total_tokens": counts["prompt_tokens"] + counts["completion_tokens"], "cost_usd": round(cost, 6)}
 
+    def __deepcopy__(self, memo) -> "LLMProposer":
+        """Its own counters and state, through the same client: a connection pool is shared, not
+        copied (``LawSearch.fit`` and ``sklearn.base.clone`` copy the proposers they are given)."""
+        twin = type(self)(self.settings, client=self.transport.client, sleep=self.transport.sleep)
+        twin.load_state_dict(self.state_dict())
+        return twin
+
     def state_dict(self) -> dict[str, Any]:
         with self._lock:
             return {

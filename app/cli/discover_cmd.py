@@ -12,10 +12,12 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from agent.defaults import DEFAULT_BUDGET, DEFAULT_CAP, DEFAULT_TIME_LIMIT, DEFAULT_WORK
 from agent.errors import DataError, SldError
-from agent.search import FinalLaw, SearchConfig
+from agent.plan import DiscoveryRequest, plan_discovery
+from agent.search import FinalLaw
 from app.cli import cli
-from app.discovery import DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, DEFAULT_WORK, csv_problem, discover, read_csv
+from app.discovery import discover, read_csv
 
 MAX_GROUPS_SHOWN = 12
 
@@ -31,8 +33,8 @@ def discover_cmd(
     inputs: Optional[str] = typer.Option(None, "--inputs", help="Input columns, comma-separated (with --csv)."),
     target: Optional[str] = typer.Option(None, "--target", help="Target column(s), comma-separated (with --csv)."),
     group: Optional[str] = typer.Option(None, "--group", help="Group column: one law form, constants per group."),
-    axis: Optional[str] = typer.Option(None, "--axis", help="Extrapolation axis column(s); default: inputs spanning decades."),
-    cap: int = typer.Option(6, "--cap", help="Most constants a law may have, per group (with --csv)."),
+    axis: Optional[str] = typer.Option(None, "--axis", help="Extrapolation axis column(s); default: the positive inputs spanning a decade."),
+    cap: int = typer.Option(DEFAULT_CAP, "--cap", help="Most constants a law may have, per group (with --csv)."),
     seed: int = typer.Option(0, "--seed", help="Seed: the same seed gives the same run."),
     budget: int = typer.Option(DEFAULT_BUDGET, "--budget", help="Candidate laws to evaluate."),
     work: float = typer.Option(DEFAULT_WORK, "--work", help="Search effort in model evaluations (0 = no limit); reproducible."),
@@ -55,20 +57,22 @@ def discover_cmd(
     if (task is None) == (csv is None):
         raise DataError("give either a bundled TASK or --csv FILE (with --inputs and --target)")
     test = human = None
+    search = dict(budget=budget, work_budget=work, time_limit=time_limit, seed=seed, workers=workers)
     if csv is not None:
         if not inputs or not target:
             raise DataError("--csv needs --inputs a,b and --target y")
         train = read_csv(csv)
-        problem = csv_problem(train, _split(inputs), _split(target), group, _split(axis), cap)
+        request = DiscoveryRequest(_split(inputs), _split(target), group=group, axis=_split(axis),
+                                   max_constants=cap, **search)
     else:
         from tasks import get_task, load_split
 
         spec = get_task(task)
-        problem = spec.problem()
         train, test = load_split(spec.name, "train"), load_split(spec.name, "test")
+        request = DiscoveryRequest.for_problem(spec.problem(), **search)
         human = spec.human_law.lines if spec.human_law else None
-    config = SearchConfig(budget=budget, seed=seed, workers=workers, time_limit=time_limit or None,
-                          work_budget=work or None)
+    plan = plan_discovery(train, request)
+    problem = plan.problem
     budgets = {k: v for k, v in {"max_calls": llm_max_calls or None, "max_cost_usd": llm_max_cost}.items()
                if v is not None}
     proposers = _proposers(llm, base_url, llm_weight, seed, budgets)
@@ -84,7 +88,7 @@ def discover_cmd(
             done = max(p["candidates"] / budget, (p["work"] / work) if work else 0.0)
             bar.update(job, completed=min(done, 1.0) * budget, best=best)
 
-        result = discover(problem, train, config=config, proposers=proposers, test=test,
+        result = discover(problem, train, config=plan.config, proposers=proposers, test=test,
                           human_lines=human, on_generation=tick)
     shown = set()
     for event in result.events:

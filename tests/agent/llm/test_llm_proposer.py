@@ -193,6 +193,17 @@ def test_state_round_trip_keeps_budgets_and_call_numbering(make_proposer, contex
     assert "loss = a ^ N" in fake.requests[0]["messages"][-1]["content"]  # remembered rejection
 
 
+def test_a_deep_copy_keeps_the_state_and_the_client_and_counts_on_its_own(make_proposer, context):
+    import copy
+
+    proposer, fake = make_proposer([reply(GOOD_LAW), reply("loss = a * N ** b")], max_calls=3)
+    proposer.propose(context, 1, rng())
+    twin = copy.deepcopy(proposer)  # what LawSearch.fit and sklearn's clone do to the proposers they get
+    assert twin.usage() == proposer.usage() and twin.transport.client is fake
+    twin.propose(context, 1, rng())
+    assert twin.usage()["calls"] == 2 and proposer.usage()["calls"] == 1
+
+
 def test_proposals_and_events_are_json_serializable(make_proposer, context):
     proposer, _ = make_proposer(["junk", reply(GOOD_LAW)])
     proposals = proposer.propose(context, 1, rng())

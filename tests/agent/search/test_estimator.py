@@ -4,8 +4,10 @@ import pandas as pd
 import pytest
 import sympy as sp
 
+from agent.defaults import DEFAULT_TIME_LIMIT, DEFAULT_WORK
 from agent.errors import DataError
 from agent.estimator import LawSearch
+from agent.search import OfflineProposer
 
 
 def test_fit_predict_and_the_equations_table(power_law_data):
@@ -28,3 +30,37 @@ def test_a_grouped_law_needs_groups_to_predict(power_law_data):
     model.fit(power_law_data[["N"]], power_law_data["loss"], groups=power_law_data["group"])
     with pytest.raises(DataError, match="groups="):
         model.predict(power_law_data[["N"]])
+
+
+@pytest.mark.slow
+def test_fitting_twice_with_a_given_proposer_gives_the_same_law_and_leaves_the_proposer_unused(power_law_data):
+    proposer = OfflineProposer()
+    model = LawSearch(axis=["N"], max_constants=4, budget=20, seed=0, proposers=[(proposer, 1.0)])
+    X, y, groups = power_law_data[["N"]], power_law_data["loss"], power_law_data["group"]
+    first = model.fit(X, y, groups=groups).best_
+    second = model.fit(X, y, groups=groups).best_  # the proposer's seed library is not used up
+    assert second.lines == first.lines and second.constants == first.constants
+    assert proposer.state_dict() == {"seed_pos": 0}
+
+
+def test_parameters_round_trip_as_scikit_learn_expects(power_law_data):
+    model = LawSearch(axis=["N"], max_constants=4, budget=20, seed=3)
+    params = model.get_params()
+    assert params == {"axis": ["N"], "budget": 20, "max_constants": 4, "proposers": None, "seed": 3,
+                      "time_limit": DEFAULT_TIME_LIMIT, "work_budget": DEFAULT_WORK, "workers": 1}
+    twin = LawSearch(**params)  # what sklearn.base.clone does
+    assert twin.get_params() == params
+    assert model.set_params(seed=0, budget=15) is model and model.get_params()["seed"] == 0
+    with pytest.raises(ValueError, match="invalid parameter.*budgett"):
+        model.set_params(budgett=10)
+    X, y, groups = power_law_data[["N"]], power_law_data["loss"], power_law_data["group"]
+    model.fit(X, y, groups=groups)
+    assert model.search_.config.budget == 15 and model.search_.config.seed == 0  # fit reads the parameters
+
+
+def test_sklearn_clone_gives_an_unfitted_twin():
+    base = pytest.importorskip("sklearn.base")
+    model = LawSearch(axis=["N"], budget=20, proposers=[(OfflineProposer(), 1.0)])
+    twin = base.clone(model)
+    assert twin.get_params()["budget"] == 20 and not hasattr(twin, "best_")
+    assert twin.get_params()["proposers"][0][0] is not model.proposers[0][0]

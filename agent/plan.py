@@ -1,0 +1,107 @@
+"""What a discovery run will do, decided once from the data and the request.
+
+The CLI, the service (at submission; the worker reads the stored plan back)
+and ``LawSearch`` are thin adapters: each turns what it was asked into a
+:class:`DiscoveryRequest` and calls :func:`plan_discovery`.  So the same
+data, request and seed give the same search, hence the same law, whichever
+face was used.  The defaults live in ``agent.defaults``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from agent.defaults import (AXIS_MIN_SPAN, DEFAULT_BUDGET, DEFAULT_CAP, DEFAULT_TIME_LIMIT, DEFAULT_WORK,
+                            MIN_TRAIN_ROWS)
+from agent.errors import DataError
+from agent.problem import Problem, make_table
+from agent.search import SearchConfig
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """Rows whose ``column`` equals ``value`` (compared as text) are never searched; scored once at the end."""
+
+    column: str
+    value: str = "test"
+
+    def split(self, df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+        held = df[self.column].astype(str) == str(self.value)
+        return df[~held].reset_index(drop=True), df[held].reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class DiscoveryRequest:
+    """What a user asks for.  ``axis=None`` means the default axis; a limit of 0 or None means no limit."""
+
+    inputs: Sequence[str]
+    targets: Sequence[str]
+    group: str | None = None
+    axis: Sequence[str] | None = None
+    max_constants: int = DEFAULT_CAP
+    budget: int = DEFAULT_BUDGET
+    work_budget: float | None = DEFAULT_WORK
+    time_limit: float | None = DEFAULT_TIME_LIMIT
+    seed: int = 0
+    patience: int | None = None
+    workers: int = 1               # processes evaluating candidates: the same seed gives the same laws
+    description: str = ""
+    held_out: HeldOut | None = None
+
+    @classmethod
+    def for_problem(cls, problem: Problem, **search) -> "DiscoveryRequest":
+        """A request for a problem already defined (a bundled task): its columns, axis and cap."""
+        return cls(inputs=problem.inputs, targets=problem.targets, group=problem.group, axis=problem.axis,
+                   max_constants=problem.max_constants, description=problem.description, **search)
+
+
+@dataclass(frozen=True)
+class DiscoveryPlan:
+    """The problem, the whole search configuration and the held-out rows of one run."""
+
+    problem: Problem
+    config: SearchConfig
+    held_out: HeldOut | None = None
+
+    def split(self, df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """(training rows, held-out test rows)."""
+        return self.held_out.split(df) if self.held_out else (df, df.iloc[0:0])
+
+    def with_workers(self, workers: int) -> "DiscoveryPlan":
+        """The same plan on another number of processes (a property of the machine, not of the result)."""
+        return replace(self, config=replace(self.config, workers=workers))
+
+
+def plan_discovery(data: pd.DataFrame, request: DiscoveryRequest) -> DiscoveryPlan:
+    """Check the request against the data and resolve every default; DataError names the problem."""
+    r = request
+    inputs, targets = list(r.inputs), list(r.targets)
+    named = [*inputs, *targets, *([r.group] if r.group else []), *(r.axis or []),
+             *([r.held_out.column] if r.held_out else [])]
+    for col in named:
+        if col not in data.columns:
+            raise DataError(f"column {col!r} is not in the data (columns: {', '.join(map(str, data.columns))})")
+    if r.group is not None and r.group in (*inputs, *targets):
+        raise DataError(f"the group column {r.group!r} cannot also be an input or a target")
+    stray = [a for a in r.axis or () if a not in inputs]
+    if stray:
+        raise DataError(f"axis column(s) {', '.join(stray)} must be among the inputs")
+    train = r.held_out.split(data)[0] if r.held_out else data
+    table = make_table(train, Problem(tuple(inputs), tuple(targets), group=r.group))  # names bad values
+    if len(table) < MIN_TRAIN_ROWS:
+        raise DataError(f"only {len(table)} training row(s); a run needs at least {MIN_TRAIN_ROWS}")
+    axis = list(r.axis) if r.axis is not None else default_axis(table.X, inputs)
+    problem = Problem(tuple(inputs), tuple(targets), group=r.group, axis=tuple(axis),
+                      max_constants=r.max_constants, description=r.description)
+    config = SearchConfig(budget=r.budget, work_budget=r.work_budget or None, time_limit=r.time_limit or None,
+                          seed=r.seed, patience=r.patience, workers=r.workers)
+    return DiscoveryPlan(problem, config, r.held_out)
+
+
+def default_axis(columns: dict[str, np.ndarray], inputs: Sequence[str]) -> list[str]:
+    """A compute proxy: the inputs whose values are all positive and span at least a decade."""
+    return [c for c in inputs
+            if np.all(columns[c] > 0) and columns[c].max() / columns[c].min() >= AXIS_MIN_SPAN]
