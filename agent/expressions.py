@@ -30,7 +30,7 @@ MAX_SYNTAX_DEPTH = 100  # nesting of one line as written; bounds the parser's ow
 # twice doubles it per line, and every later step (printing, compiling, derivatives) walks it.
 MAX_LAW_NODES = 2000
 MAX_LAW_DEPTH = 60
-MAX_LITERAL_ABS = 1e15
+MAX_LITERAL_ABS = 1e100  # FLOPs reach 1e26 and laws write reference scales such as (C/1.7e+19)
 MAX_LITERAL_EXPONENT = 16.0
 
 ALLOWED_FUNCTIONS: dict[str, tuple[object, int, int]] = {
@@ -426,12 +426,34 @@ def _describe(node: ast.AST) -> str:
     return kinds.get(type(node).__name__, f"syntax {type(node).__name__}")
 
 
-def law_to_text(target: str, expr: sp.Expr) -> str:
-    """Render a sympy expression back into a law line the parser accepts."""
-    return f"{target} = {_LawPrinter().doprint(expr)}"
+def law_to_text(target: str, expr: sp.Expr, names: Mapping[str, str] | None = None) -> str:
+    """Render a sympy expression back into a law line the parser accepts.
+
+    ``names``: text to print for some symbols instead of their names (a
+    parenthesised expression, such as an input over its reference scale).
+    """
+    return f"{target} = {_LawPrinter(names).doprint(expr)}"
+
+
+def _number_text(n: int) -> str:
+    """An integer as the parser reads it: big round ones in scientific notation (1.7e+19)."""
+    if abs(n) < 10**15:
+        return str(n)
+    text = f"{n:.15g}"
+    return text if int(Decimal(text)) == n else str(n)
 
 
 class _LawPrinter(sp.printing.str.StrPrinter):
+    def __init__(self, names: Mapping[str, str] | None = None):
+        super().__init__()
+        self.names = dict(names or {})
+
+    def _print_Symbol(self, e):
+        return self.names.get(e.name) or super()._print_Symbol(e)
+
+    def _print_Integer(self, e):
+        return _number_text(int(e.p))
+
     def _print_Abs(self, e):
         return f"abs({self._print(e.args[0])})"
 
@@ -442,7 +464,7 @@ class _LawPrinter(sp.printing.str.StrPrinter):
         return "max(" + ", ".join(self._print(a) for a in e.args) + ")"
 
     def _print_Rational(self, e):
-        return f"({e.p}/{e.q})" if e.q != 1 else str(e.p)
+        return f"({_number_text(e.p)}/{_number_text(e.q)})" if e.q != 1 else _number_text(e.p)
 
     def _print_Float(self, e):
         return repr(float(e))

@@ -27,6 +27,7 @@ from agent.search.proposers.base import BudgetExhausted, ProposalContext, Propos
 from agent.search.proposers.offline import OfflineProposer
 from agent.search.records import FINALIST_PREFIX, Candidate, Proposal
 from agent.search.summary import summarize
+from agent.search.units import Units, check_columns, empty_search_message
 from agent.splits import make_folds
 
 STATE_VERSION = 1
@@ -68,15 +69,18 @@ class Search:
                  proposers: list[tuple[Proposer, float]] | None = None):
         self.problem, self.config = problem, config
         self.table = make_table(train_df, problem)
-        search_df = self._sample_groups(train_df, config)
+        check_columns(problem, self.table)
+        self.summary = summarize(problem, self.table)
+        # the search sees normalised numbers only: the same in any units (see units.py)
+        self.units = Units.from_summary(problem, self.summary)
+        search_df = self.units.normalise_frame(self._sample_groups(train_df, config))
         search_table = make_table(search_df, problem)
         axis = axis_values(search_df, problem)
         folds = make_folds(axis, search_table.groups, search_table.X, list(problem.inputs), seed=config.seed,
                            n_folds=config.n_folds)
         probes, monotone = build_probes(search_df, problem, search_table, axis)
         self.context = EvaluationContext(problem, search_table, folds, probes, monotone, config.fit,
-                                         config.selection)
-        self.summary = summarize(problem, self.table)
+                                         config.selection, self.units)
         self.proposers = list(proposers) if proposers else [(OfflineProposer(), 1.0)]
         given = [p for p, _ in self.proposers if isinstance(p, OfflineProposer)]
         self.offline = given[0] if given else OfflineProposer()  # seeds gen 0; fallback when others fail
@@ -217,13 +221,15 @@ class Search:
             self.refine()
         chosen, close = self._choice()
         if chosen is None:
-            raise LawError("no candidate could be fitted; nothing to report")
+            raise LawError(empty_search_message(self.candidates, self.stop_reason,
+                                                self.problem.max_constants))
         options = self.config.final_fit
         if chosen.fit.get("method"):
             options = replace(options, loss=chosen.fit["method"])
-        final = refit_final(chosen, self.problem, self.table, options, self.config.seed)
+        final = refit_final(chosen, self.problem, self.table, options, self.config.seed, self.units)
+        probes = None if self.context.probes is None else self.units.user_table(self.context.probes)
         selection = {"margin": self.config.selection.parsimony_margin, "close_finalists": len(close),
-                     "spread": form_spread(chosen, close, self.problem, self.context.probes)}
+                     "spread": form_spread(chosen, close, self.problem, probes)}
         return replace(final, selection=selection)
 
     def drain_events(self) -> list[dict]:

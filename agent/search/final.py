@@ -12,6 +12,7 @@ from agent.fitting import FitOptions, fit_law, predict, resolve_loss
 from agent.problem import Problem, Table, make_table
 from agent.scoring import Scores, score
 from agent.search.records import Candidate
+from agent.search.units import Units, fitted_form
 
 
 @dataclass(frozen=True)
@@ -56,14 +57,20 @@ class FinalLaw:
         return predict(self.law(), table, self.constants, groups)
 
 
-def refit_final(best: Candidate, problem: Problem, table: Table, options: FitOptions, seed: int) -> FinalLaw:
+def refit_final(best: Candidate, problem: Problem, table: Table, options: FitOptions, seed: int,
+                units: Units | None = None) -> FinalLaw:
+    """``units``: the search's normalisation; the law is refitted on the rows normalised the same
+    way, as it was searched, and its constants are reported in user units."""
     law = parse_law(best.lines, problem.inputs, problem.targets)
-    fitted = fit_law(law, table, seed=seed, options=options, warm=best.constants)  # the search's basin
-    train = score(table.y, predict(law, table, fitted.constants, table.groups))
+    form = fitted_form(units, law)
+    rows = units.normalise_table(table) if units is not None else table
+    fitted = fit_law(form.law, rows, seed=seed, options=options,
+                     warm=form.to_fitted(best.constants))  # the search's basin
+    train = score(rows.y, predict(form.law, rows, fitted.constants, rows.groups))
     return FinalLaw(lines=law.lines, inputs=problem.inputs, targets=problem.targets,
-                    constants=fitted.constants, validation=dict(best.validation), candidate_id=best.id,
-                    n_constants=law.n_constants, complexity=law.complexity, latex=law.latex(),
-                    train=train.to_dict(), fit_loss=resolve_loss(options.loss, table.y))
+                    constants=form.to_user(fitted.constants), validation=dict(best.validation),
+                    candidate_id=best.id, n_constants=law.n_constants, complexity=form.law.complexity,
+                    latex=law.latex(), train=train.to_dict(), fit_loss=resolve_loss(options.loss, table.y))
 
 
 def report_on_test(final: FinalLaw, problem: Problem, test_df: pd.DataFrame) -> dict:

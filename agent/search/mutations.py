@@ -4,6 +4,10 @@ Every operator takes and returns per-target sympy expressions and draws from
 ``rng`` only, so the same seed gives the same children.  New constants get
 fresh names; the result is re-rendered as law text and parsed again by the
 caller, so an operator can never smuggle anything past the whitelist.
+
+Operators work on the *inner* law (``agent.search.units``): every input symbol
+already stands for the normalised input, so a term or a shift written here is
+in normalised units, and the same in any units the user chose.
 """
 from __future__ import annotations
 
@@ -32,7 +36,7 @@ def term_texts(summary: dict, inputs, rng: np.random.Generator, fresh: Fresh) ->
     """One random term (without its coefficient) over the dataset's inputs."""
     info = summary["inputs"]
     x = inputs[rng.integers(len(inputs))]
-    s = _scaled(x, info[x])
+    s = x
     if info[x]["scale_like"]:
         options = [f"{s}**(-{fresh('a')})", f"log({s})", f"log({s})**2",
                    f"({s} + {fresh('k')})**(-{fresh('a')})", f"exp(-{fresh('k')}*{s}**{fresh('a')})"]
@@ -41,20 +45,15 @@ def term_texts(summary: dict, inputs, rng: np.random.Generator, fresh: Fresh) ->
     if len(inputs) > 1 and rng.random() < 0.35:
         z = inputs[rng.integers(len(inputs))]
         if z != x:
-            tz = f"log({_scaled(z, info[z])})" if info[z]["scale_like"] else z
+            tz = f"log({z})" if info[z]["scale_like"] else z
             options += [f"{options[0]}*{tz}", f"log({s})*{tz}" if info[x]["scale_like"] else f"{x}*{tz}"]
             if info[z]["scale_like"] and info[x]["scale_like"]:
-                options.append(f"{s}**(-{fresh('a')})*{_scaled(z, info[z])}**(-{fresh('a')})")
+                options.append(f"{s}**(-{fresh('a')})*{z}**(-{fresh('a')})")
     return options[rng.integers(len(options))]
 
 
 def to_expr(text: str, inputs) -> sp.Expr:
     return parse_law(f"y = {text}", inputs, ["y"]).expressions[0]
-
-
-def _scaled(name, info):
-    ref = info.get("reference", 1.0)
-    return f"({name}/{ref:g})" if ref not in (1, 1.0) else name
 
 
 def _constants(expr, inputs):
@@ -134,18 +133,14 @@ def reparametrize(expr, ctx):
             p = pows[ctx.rng.integers(len(pows))]
             z = ctx.inputs[ctx.rng.integers(len(ctx.inputs))]
             info = ctx.summary["inputs"][z]
-            tz = f"log({_scaled(z, info)})" if info["scale_like"] else z
+            tz = f"log({z})" if info["scale_like"] else z
             g = sp.Symbol(ctx.fresh("g"))
             return expr.xreplace({p: sp.Pow(p.base, p.exp + g * to_expr(tz, ctx.inputs))})
     if choice == 1:
         present = [s for s in ins if s in expr.free_symbols]
         if present:
             x = present[ctx.rng.integers(len(present))]
-            info = ctx.summary["inputs"][x.name]
-            k = sp.Symbol(ctx.fresh("k"))
-            ref = sp.Rational(repr(float(info.get("reference", 1.0))))
-            shift = k * ref if info["scale_like"] else k
-            return expr.xreplace({x: x + shift})
+            return expr.xreplace({x: x + sp.Symbol(ctx.fresh("k"))})
     ins_set = set(ins)
     terms = [t for t in (expr.args if isinstance(expr, sp.Add) else (expr,)) if t.free_symbols & ins_set]
     if not terms:

@@ -1,7 +1,9 @@
 """A compact, JSON-able description of a dataset that proposers build forms from.
 
 Only generic facts: ranges, positivity, whether a column spans decades (so it
-enters laws through powers and logs), a reference scale, and monotone trends.
+enters laws through powers and logs), a reference scale (see ``units``: every
+input enters laws as ``(x/reference)``, targets are fitted over theirs), and
+monotone trends.
 """
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from agent.problem import Problem, Table
+from agent.search.units import input_reference, target_reference
 
 
 def summarize(problem: Problem, table: Table, *, rows_per_group: int = 3) -> dict:
@@ -21,7 +24,7 @@ def summarize(problem: Problem, table: Table, *, rows_per_group: int = 3) -> dic
             "min": float(x.min()), "max": float(x.max()), "positive": positive,
             "decades": round(decades, 3),
             "scale_like": positive and decades >= 0.6,
-            "reference": _reference(x, positive),
+            "reference": input_reference(x),
             "distinct": int(len(np.unique(x))),
         }
     targets = {}
@@ -33,7 +36,7 @@ def summarize(problem: Problem, table: Table, *, rows_per_group: int = 3) -> dic
             if rho is not None:
                 trends[i] = round(rho, 3)
         targets[name] = {"min": float(y.min()), "max": float(y.max()), "positive": bool(np.all(y > 0)),
-                         "trend": trends}
+                         "reference": target_reference(y), "trend": trends}
     examples = {}
     for g in table.group_names[:6]:
         rows = np.flatnonzero(table.groups == g)[:rows_per_group]
@@ -46,14 +49,6 @@ def summarize(problem: Problem, table: Table, *, rows_per_group: int = 3) -> dic
         "n_rows": len(table), "n_groups": len(table.group_names), "inputs": inputs,
         "targets": targets, "examples": examples, "max_constants": problem.max_constants,
     }
-
-
-def _reference(x: np.ndarray, positive: bool) -> float:
-    """A round reference value: geometric mean for positive columns, 2 significant digits."""
-    if not positive:
-        return 1.0
-    g = float(np.exp(np.mean(np.log(x))))
-    return float(f"{g:.2g}")
 
 
 def _group_trend(x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> float | None:

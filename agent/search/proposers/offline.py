@@ -6,12 +6,13 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from agent.expressions import law_to_text, parse_law
+from agent.expressions import parse_law
 from agent.errors import LawError
 from agent.search.library import seed_laws
 from agent.search.mutations import OPERATORS, Fresh, crossover, safe_apply
 from agent.search.proposers.base import ProposalContext, Proposer
 from agent.search.records import Proposal
+from agent.search.units import Units
 
 
 @dataclass
@@ -28,6 +29,9 @@ class OfflineProposer(Proposer):
     The first calls hand out the seed library (every classic shape over the
     dataset's inputs); afterwards each proposal mutates a parent, crosses it
     with an inspiration, or copies one target's form onto the other targets.
+    Mutations act on the inner law, over normalised inputs, and the child is
+    written back in user units (``agent.search.units``): the same random
+    draws give the same child, up to reference scales, in any units.
     """
 
     name = "offline"
@@ -78,9 +82,10 @@ class OfflineProposer(Proposer):
 
     def _mutate(self, context: ProposalContext, rng: np.random.Generator) -> Proposal | None:
         problem = context.problem
+        units = Units.from_summary(problem, context.summary)
         parent = context.parents[rng.integers(len(context.parents))]
         try:
-            law = parse_law(parent.lines, problem.inputs, problem.targets)
+            law = units.inner(parse_law(parent.lines, problem.inputs, problem.targets))
         except LawError:
             return None
         exprs = list(law.expressions)
@@ -92,31 +97,29 @@ class OfflineProposer(Proposer):
         if roll < 0.15 and pool:
             other = pool[rng.integers(len(pool))]
             try:
-                other_law = parse_law(other.lines, problem.inputs, problem.targets)
+                other_law = units.inner(parse_law(other.lines, problem.inputs, problem.targets))
             except LawError:
                 return None
             new = safe_apply(crossover, exprs[j], other_law.expressions[j], mctx)
             op, parent_ids = "crossover", (parent.id, other.id)
         elif roll < 0.22 and len(exprs) > 1:
-            return self._copy_form(law, j, parent, problem)
+            return self._copy_form(law, j, parent, problem, units)
         else:
             op = list(OPERATORS)[rng.integers(len(OPERATORS))]
             new = safe_apply(OPERATORS[op], exprs[j], mctx)
             if new is not None and len(exprs) > 1 and rng.random() < 0.5:
-                return self._copy_form(law, j, parent, problem, replaced=new, op=op)
+                return self._copy_form(law, j, parent, problem, units, replaced=new, op=op)
         if new is None or new == exprs[j]:
             return None
         exprs[j] = new
-        lines = tuple(law_to_text(t, e) for t, e in zip(problem.targets, exprs))
+        lines = units.render(problem.targets, exprs)
         return Proposal(lines=lines, proposer=self.name, parent_ids=parent_ids, meta={"operator": op})
 
-    def _copy_form(self, law, j, parent, problem, replaced=None, op="copy_form"):
+    def _copy_form(self, law, j, parent, problem, units, replaced=None, op="copy_form"):
         """Give every target target j's form, each with its own constants."""
         source = replaced if replaced is not None else law.expressions[j]
         consts = [s for s in source.free_symbols if s.name not in problem.inputs]
-        lines = []
-        for k, target in enumerate(problem.targets):
-            rename = {c: sp.Symbol(f"{c.name}_t{k + 1}") for c in consts}
-            lines.append(law_to_text(target, source.xreplace(rename)))
-        return Proposal(lines=tuple(lines), proposer=self.name, parent_ids=(parent.id,),
+        exprs = [source.xreplace({c: sp.Symbol(f"{c.name}_t{k + 1}") for c in consts})
+                 for k in range(len(problem.targets))]
+        return Proposal(lines=units.render(problem.targets, exprs), proposer=self.name, parent_ids=(parent.id,),
                         meta={"operator": op})

@@ -112,16 +112,20 @@ def test_a_law_that_turns_or_goes_negative_only_far_beyond_the_data_is_implausib
     from agent.search.evaluate import _implausibility
 
     ctx = context(power_law_problem, power_law_data)
-    true = parse_law(TRUE_FORM, ("N",), ("loss",))
+
+    def law(text):  # as the search sees it: over the context's normalised inputs (same constants here)
+        return ctx.units.fitted(parse_law(text, ("N",), ("loss",))).law
+
+    true = law(TRUE_FORM)
     sane = {g: {"E": 1.7, "A": 0.5, "alpha": 0.3} for g in ("small", "large")}
     assert _implausibility(true, sane, ctx) == (0.0, [])
     # a small negative slope in log N: harmless at 4x, below zero by 100x
-    drifting = parse_law(("loss = E + A*(N/1e7)**(-alpha) - k*log(N/1e9)",), ("N",), ("loss",))
+    drifting = law(("loss = E + A*(N/1e7)**(-alpha) - k*log(N/1e9)",))
     sinks = {g: {**sane[g], "k": 0.45} for g in sane}
     penalty, notes = _implausibility(drifting, sinks, ctx)
     assert penalty > 0 and any("change sign" in n for n in notes)
     # a bowl whose bottom lies at 8x the data: falls at 2x and 4x, rises by 10x
-    bowl = parse_law(("loss = E + A*(N/1e7)**(-alpha) + q*log(N/8e9)**2",), ("N",), ("loss",))
+    bowl = law(("loss = E + A*(N/1e7)**(-alpha) + q*log(N/8e9)**2",))
     turns = {g: {**sane[g], "q": 0.02} for g in sane}
     penalty, notes = _implausibility(bowl, turns, ctx)
     assert penalty > 0 and any("turns around" in n for n in notes)

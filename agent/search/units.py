@@ -1,0 +1,229 @@
+"""Units: the search normalises inputs and targets, so the law it finds does not depend on them.
+
+Every input enters a law through its normalised form, written in the law's text
+as ``(x/ref)``: for a positive input ``ref`` is its geometric mean rounded to
+two significant digits, for an input with zeros or negative values the power of
+ten just above its largest magnitude.  The target is fitted divided by a power
+of ten (its largest magnitude lies in [1, 10) after).  References are computed
+from decimal digits, so scaling a column by exactly 10^k scales its reference
+by exactly 10^k, and the data the search sees, rounded to ``DIGITS``
+significant digits after normalisation, are the very same numbers.
+
+Three forms of a law:
+
+* the user's text, in user units, ``loss = c0 + c1*(N/3.2e+07)**(-a0)``: what
+  candidates store and users read; its constants are in user units;
+* the *inner* law, the same expression over normalised inputs
+  (``c0 + c1*N**(-a0)``): what the offline proposer mutates and the search
+  counts (complexity), identical whatever the units;
+* the *fitted* law: the inner law, fitted to the normalised target.  Where a
+  target's expression is linear in some constants with no part free of them
+  (``c0 + c1*N**-a0``; most laws) those constants absorb the target's scale
+  and are the only ones converted (times the reference); elsewhere the
+  expression is divided by the reference, and the constants are in user units.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from decimal import Decimal
+
+import numpy as np
+import pandas as pd
+import sympy as sp
+
+from agent.errors import DataError
+from agent.expressions import Law, law_to_text
+from agent.problem import Problem, Table
+
+DIGITS = 12          # significant digits of normalised data: x*10^k/ref*10^k and x/ref agree on them
+RATIO_WEIGHT = 3     # a positive input counts as its normalised form (x/ref): three syntax nodes
+
+
+def input_reference(x: np.ndarray) -> float:
+    """Geometric mean to two significant digits (positive), else the power of ten at or above max |x|."""
+    x = np.asarray(x, dtype=float)
+    if np.all(x > 0):
+        return float(f"{float(np.exp(np.mean(np.log(x)))):.2g}")
+    return _power_of_ten(float(np.max(np.abs(x))), ceil=True)
+
+
+def target_reference(y: np.ndarray) -> float:
+    """The power of ten at or below the largest |y|: the normalised target's peak is in [1, 10)."""
+    return _power_of_ten(float(np.max(np.abs(y))), ceil=False)
+
+
+def _power_of_ten(value: float, *, ceil: bool) -> float:
+    if value == 0:
+        return 1.0
+    mantissa, exponent = f"{value:.{DIGITS - 1}e}".split("e")  # decimal digits: commutes with x10^k
+    e = int(exponent) + (1 if ceil and float(mantissa) != 1.0 else 0)
+    return float(f"1e{e}")
+
+
+def written(name: str, reference: float) -> str:
+    """How an input is written in a law's text: over its reference, ``(N/3.2e+07)``."""
+    return f"({name}/{reference:g})" if reference != 1.0 else name
+
+
+def check_columns(problem: Problem, table: Table) -> None:
+    """Refuse, before any search, columns no law can use, saying what to do instead."""
+    for name in problem.inputs:
+        values = np.unique(table.X[name])
+        if len(values) == 1:
+            raise DataError(f"input {name!r} has the same value ({values[0]:g}) in every row, so no law "
+                            "can learn its effect; leave it out of the inputs")
+    for j, name in enumerate(problem.targets):
+        values = np.unique(table.y[:, j])
+        if len(values) == 1:
+            raise DataError(f"target {name!r} has the same value ({values[0]:g}) in every row: there is "
+                            "nothing to fit")
+
+
+@dataclass(frozen=True)
+class Units:
+    """References per input and per target (1: the column is used as it is)."""
+
+    inputs: dict[str, float]
+    targets: dict[str, float]
+    ratios: frozenset[str] = frozenset()   # inputs normalised by a ratio (positive ones)
+
+    @classmethod
+    def from_summary(cls, problem: Problem, summary: dict) -> "Units":
+        info = summary["inputs"]
+        return cls({x: float(info[x].get("reference", 1.0)) for x in problem.inputs},
+                   {t: float(summary["targets"][t].get("reference", 1.0)) for t in problem.targets},
+                   frozenset(x for x in problem.inputs if info[x].get("positive")))
+
+    # ------------------------------------------------------------ data
+
+    def normalise_frame(self, df: pd.DataFrame) -> pd.DataFrame:
+        out = df.copy()
+        for name, ref in (*self.inputs.items(), *self.targets.items()):
+            if ref != 1.0 and name in out.columns:
+                out[name] = _rounded(pd.to_numeric(out[name]).to_numpy(dtype=float) / ref)
+        return out
+
+    def normalise_table(self, table: Table) -> Table:
+        X = {k: (_rounded(v / self.inputs[k]) if self.inputs.get(k, 1.0) != 1.0 else v) for k, v in table.X.items()}
+        scale = np.array([self.targets[t] for t in self.targets])
+        y = table.y if np.all(scale == 1.0) else np.column_stack(
+            [_rounded(table.y[:, j] / s) if s != 1.0 else table.y[:, j] for j, s in enumerate(scale)])
+        return Table(X, y, table.groups)
+
+    def user_table(self, table: Table) -> Table:
+        """A normalised table's inputs back in user units (probe points to evaluate user laws at)."""
+        return Table({k: v * self.inputs.get(k, 1.0) for k, v in table.X.items()}, table.y, table.groups)
+
+    # ------------------------------------------------------------ laws
+
+    def inner(self, law: Law) -> Law:
+        """The law over normalised inputs: ``(N/3.2e+07)`` becomes ``N``, exactly (rational arithmetic)."""
+        to_inner = {sp.Symbol(x): _rational(r) * sp.Symbol(x) for x, r in self.inputs.items() if r != 1.0}
+        exprs = tuple(e.xreplace(to_inner) for e in law.expressions)
+        if all(a == b for a, b in zip(exprs, law.expressions)):
+            return replace(law, complexity=self._complexity(exprs))
+        return _law(law, exprs, self._complexity(exprs))
+
+    def render(self, targets, exprs) -> tuple[str, ...]:
+        """Inner expressions as law lines in user units: every input written ``(x/ref)``."""
+        names = {x: written(x, r) for x, r in self.inputs.items() if r != 1.0}
+        return tuple(law_to_text(t, e, names=names) for t, e in zip(targets, exprs))
+
+    def fitted(self, law: Law) -> "FittedForm":
+        """The form fitted to normalised rows, and how its constants become the user's."""
+        inner = self.inner(law)
+        exprs, scale = [], {}
+        for j, (target, expr) in enumerate(zip(law.targets, inner.expressions)):
+            ref = self.targets.get(target, 1.0)
+            absorbing = _scale_constants(inner.expressions, j, set(law.constants)) if ref != 1.0 else ()
+            if absorbing:
+                scale.update({c: ref for c in absorbing})
+            exprs.append(expr if ref == 1.0 or absorbing else expr / _rational(ref))
+        fitted = inner if all(a is b for a, b in zip(exprs, inner.expressions)) else \
+            _law(law, tuple(exprs), inner.complexity)
+        return FittedForm(law, fitted, scale)
+
+    def _complexity(self, exprs) -> int:
+        weights = {sp.Symbol(x): RATIO_WEIGHT for x in self.ratios}
+        return sum(_weighted_nodes(e, weights) for e in exprs)
+
+
+def fitted_form(units: Units | None, law: Law) -> "FittedForm":
+    """``units.fitted(law)``, or the law as it is where nothing was normalised."""
+    return units.fitted(law) if units is not None else FittedForm(law, law, {})
+
+
+@dataclass(frozen=True)
+class FittedForm:
+    user: Law                   # the law as written, in user units
+    law: Law                    # over normalised inputs, predicting the normalised target
+    scale: dict[str, float]     # user constant = fitted constant * scale (absent: 1)
+
+    def to_user(self, constants: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+        if not self.scale:
+            return constants
+        return {g: {c: v * self.scale.get(c, 1.0) for c, v in vals.items()} for g, vals in constants.items()}
+
+    def to_fitted(self, constants: dict | None) -> dict | None:
+        if not constants or not self.scale:
+            return constants
+        return {g: {c: v / self.scale.get(c, 1.0) for c, v in vals.items()} for g, vals in constants.items()}
+
+
+def _scale_constants(exprs, j: int, constants) -> tuple[str, ...]:
+    """Constants of target j in which its expression is linear with no part free of them (so
+    multiplying them all by s multiplies the prediction by s), shared with no other target."""
+    expr = exprs[j]
+    others = set().union(*(e.free_symbols for k, e in enumerate(exprs) if k != j))
+    mine = sorted((s for s in expr.free_symbols - others if s.name in constants), key=lambda s: s.name)
+    chosen: list[sp.Symbol] = []
+    for c in mine:  # greedy in name order: a choice that depends on the expression alone
+        d = sp.diff(expr, c)
+        if d == 0 or c in d.free_symbols or any(sp.diff(d, o) != 0 for o in chosen):
+            continue
+        chosen.append(c)
+    if not chosen or expr.xreplace({c: 0 for c in chosen}) != 0:
+        return ()
+    return tuple(c.name for c in chosen)
+
+
+def _law(like: Law, exprs: tuple, complexity: int) -> Law:
+    # the lines name the expressions (fit structure is cached per Law, which compares by its
+    # lines); the canonical form stays the user law's: candidates are told apart as written
+    lines = tuple(law_to_text(t, e) for t, e in zip(like.targets, exprs))
+    return Law(lines=lines, inputs=like.inputs, targets=like.targets, constants=like.constants,
+               expressions=exprs, complexity=complexity, canonical=like.canonical)
+
+
+def _weighted_nodes(expr: sp.Expr, weights: dict) -> int:
+    if expr in weights:
+        return weights[expr]
+    return 1 + sum(_weighted_nodes(a, weights) for a in expr.args)
+
+
+def _rational(value: float) -> sp.Rational:
+    """The exact rational the law parser reads for this literal."""
+    return sp.Rational(Decimal(repr(float(value))).normalize().to_eng_string())
+
+
+def _rounded(values: np.ndarray) -> np.ndarray:
+    return np.array([float(f"{v:.{DIGITS}g}") for v in np.asarray(values, dtype=float)], dtype=float)
+
+
+def empty_search_message(candidates, stop_reason: str | None, cap: int) -> str:
+    """Why a search has nothing to report: how many candidates failed at which stage, and the
+    most common reason at each."""
+    if not candidates:
+        return (f"no law was evaluated: no proposal parsed within the cap of {cap} constants (the search "
+                f"stopped: {stop_reason or 'no proposals'}); raise the constant cap")
+    stages: dict[str, list[str]] = {}
+    for c in candidates:
+        reason = c.reason or "unknown"
+        stage, _, detail = reason.partition(": ") if reason.startswith(("parse: ", "fit: ")) else \
+            ("validation", "", reason)
+        stages.setdefault(stage, []).append(detail)
+    parts = []
+    for stage, details in sorted(stages.items(), key=lambda kv: -len(kv[1])):
+        common = max(set(details), key=lambda d: (details.count(d), d))
+        parts.append(f"{len(details)} failed at {stage} (most often: {common})")
+    return f"no candidate could be fitted among {len(candidates)}: " + "; ".join(parts)
