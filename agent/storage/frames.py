@@ -8,6 +8,7 @@ message that names the column and a bad row.
 from __future__ import annotations
 
 import io
+import sys
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -37,6 +38,8 @@ def validate_frame(df: pd.DataFrame) -> pd.DataFrame:
             raise DataError(f"column names must be non-empty text (got {name!r})")
         if len(name) > MAX_COLUMN_NAME:
             raise DataError(f"column name {name[:40]!r}... is longer than {MAX_COLUMN_NAME} characters")
+        if "\x00" in name:
+            raise DataError(f"column name {name!r} holds a NUL character")
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         raise DataError(f"duplicate column name(s): {', '.join(duplicated)}")
@@ -62,7 +65,7 @@ def _clean_column(name: str, series: pd.Series) -> pd.Series:
         if not is_number[i] and not isinstance(v, str):
             raise DataError(f"column {name!r}, row {i + 1}: expected a number or text, got {type(v).__name__}")
     if all(is_number):
-        return _check_finite(name, pd.Series(values, dtype=float))
+        return _check_finite(name, _floats(name, values))
     parsed = [_as_number(v) for v in values]
     text_rows = [i for i, v in enumerate(parsed) if v is None]
     if len(text_rows) == 0:
@@ -72,7 +75,19 @@ def _clean_column(name: str, series: pd.Series) -> pd.Series:
         i = int(text_rows[0])
         raise DataError(f"column {name!r} is not numeric: row {i + 1} has {values[i]!r} "
                         "(a column must be all numbers or all text)")
+    nul = next((i for i, v in enumerate(values) if "\x00" in v), None)
+    if nul is not None:  # PostgreSQL cannot store it, and no label needs it
+        raise DataError(f"column {name!r}, row {nul + 1}: the text holds a NUL character")
     return pd.Series([str(v) for v in values], dtype=object)
+
+
+def _floats(name: str, values: list) -> pd.Series:
+    try:
+        return pd.Series(values, dtype=float)
+    except OverflowError:
+        i = next(i for i, v in enumerate(values) if isinstance(v, int) and abs(v) > sys.float_info.max)
+        raise DataError(f"column {name!r}, row {i + 1}: the integer is too large for a float "
+                        "(the limit is about 1.8e308)") from None
 
 
 def _as_number(value) -> float | None:
@@ -82,7 +97,10 @@ def _as_number(value) -> float | None:
             return float(value.strip())
         except ValueError:
             return None
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # an integer beyond a float: caught as infinite, by name
+        return float("inf") if value > 0 else float("-inf")
 
 
 def _check_finite(name: str, series: pd.Series) -> pd.Series:

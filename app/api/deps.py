@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Query, Request
+from fastapi import Depends, Path, Query, Request
 
 from agent.storage import BaseStorage
 from app.core.config import Settings
+from app.schemas.common import MAX_EVENT_ID, MAX_ID
 
 
 def get_storage(request: Request) -> BaseStorage:
@@ -21,8 +22,16 @@ StorageDep = Annotated[BaseStorage, Depends(get_storage)]
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]
 
 
-OffsetQuery = Annotated[int, Query(ge=0)]
-LimitQuery = Annotated[int | None, Query(ge=1, description="page size (at most SLD_PAGE_LIMIT_MAX)")]
+DatasetId = Annotated[int, Path(ge=0, le=MAX_ID, description="a dataset's id")]
+RunId = Annotated[int, Path(ge=0, le=MAX_ID, description="a run's id")]
+CandidateId = Annotated[int, Path(ge=0, le=MAX_ID, description="a candidate's id within its run")]
+DatasetIdQuery = Annotated[int | None, Query(ge=0, le=MAX_ID, description="only this dataset's runs")]
+EventIdQuery = Annotated[int, Query(ge=0, le=MAX_EVENT_ID, description="only events after this id")]
+TaskName = Annotated[str, Path(max_length=200, pattern=r"^[A-Za-z0-9_.-]+$", description="a bundled task's name")]
+
+OffsetQuery = Annotated[int, Query(ge=0, le=MAX_EVENT_ID)]
+LimitQuery = Annotated[int | None, Query(ge=1, le=MAX_EVENT_ID,
+                                          description="page size (at most SLD_PAGE_LIMIT_MAX)")]
 
 
 class Paging:

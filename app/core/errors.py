@@ -6,6 +6,7 @@ import logging
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DataError as DatabaseRefusedValue
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agent.errors import SldError
@@ -57,13 +58,33 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_request: Request, exc: StarletteHTTPException):
+        if exc.status_code == 400 and exc.detail == BODY_PARSE_FAILED:
+            return JSONResponse({"detail": describe_body_error(exc.__cause__)}, status_code=422)
         return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(DatabaseRefusedValue)
+    async def _refused(request: Request, exc: DatabaseRefusedValue):
+        # The checks before storing should catch every such value; this keeps a 4xx if one slips by.
+        log.warning("the database refused a value on %s %s: %s", request.method, request.url.path, exc.orig)
+        reason = str(exc.orig).strip().splitlines()[0][:200] if exc.orig else "invalid value"
+        return JSONResponse({"detail": f"the database refused a value: {reason}"}, status_code=422)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception):
         log.exception("unexpected error on %s %s", request.method, request.url.path)
         return JSONResponse({"detail": f"internal error ({type(exc).__name__}); see the server log"},
                             status_code=500)
+
+
+BODY_PARSE_FAILED = "There was an error parsing the body"  # FastAPI's words when json.loads raises
+
+
+def describe_body_error(cause: BaseException | None) -> str:
+    if isinstance(cause, RecursionError):
+        return "malformed JSON: it is nested too deeply"
+    if isinstance(cause, ValueError) and "digits" in str(cause):
+        return "malformed JSON: an integer has more than 4300 digits"
+    return "malformed request body"
 
 
 def _jsonable_errors(exc: RequestValidationError) -> list[dict]:

@@ -1,10 +1,47 @@
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+import sys
+from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, model_validator
 
 T = TypeVar("T")
+
+# Ids are checked against their columns' types before any query: datasets, runs and candidates
+# are INTEGER (32 bits on PostgreSQL), events BIGINT; a larger id is a 422, not a driver overflow.
+MAX_ID = 2**31 - 1
+MAX_EVENT_ID = 2**63 - 1
+
+
+class RequestModel(BaseModel):
+    """Base of request bodies: refuses, anywhere in the body, what no field can use.
+
+    Text with a NUL character (PostgreSQL cannot store it) and integers beyond a
+    float's range (nothing downstream can compute with them) are refused with
+    the path to the value, before any field is validated.
+    """
+
+    @model_validator(mode="before")
+    @classmethod
+    def _storable(cls, data: Any) -> Any:
+        stack: list[tuple[str, Any]] = [("", data)]
+        while stack:  # iterative: a deeply nested body must not exhaust the stack
+            path, value = stack.pop()
+            if isinstance(value, str):
+                if "\x00" in value:
+                    raise ValueError(f"{path or 'the body'}: text must not hold a NUL character")
+            elif isinstance(value, int) and not isinstance(value, bool):
+                if abs(value) > sys.float_info.max:
+                    raise ValueError(f"{path or 'the body'}: the integer is too large (the limit is about 1.8e308)")
+            elif isinstance(value, dict):
+                for key, item in value.items():
+                    key_path = f"{path}.{key}" if path else str(key)
+                    if isinstance(key, str) and "\x00" in key:
+                        raise ValueError(f"{key_path!r}: a name must not hold a NUL character")
+                    stack.append((key_path, item))
+            elif isinstance(value, list):
+                stack.extend((f"{path}.{i}" if path else str(i), item) for i, item in enumerate(value))
+        return data
 
 
 class PagePublic(BaseModel, Generic[T]):

@@ -6,9 +6,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.storage.records import DatasetRecord
+from app.schemas.common import RequestModel
 
 
-class DatasetCreate(BaseModel):
+class DatasetCreate(RequestModel):
     """JSON form of ``POST /datasets``: ``rows`` (list of objects) or ``columns`` (object of lists).
 
     A CSV file is the other form: ``multipart/form-data`` with a ``file`` field
@@ -24,7 +25,7 @@ class DatasetCreate(BaseModel):
     columns: dict[str, list[Any]] | None = None
 
 
-class RowsAppend(BaseModel):
+class RowsAppend(RequestModel):
     """JSON form of ``POST /datasets/{id}/rows`` (CSV works too, as for ``POST /datasets``)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -76,7 +77,7 @@ class TaskPublic(BaseModel):
     dataset_id: int | None = Field(None, description="set once the task was imported")
 
 
-class TaskImport(BaseModel):
+class TaskImport(RequestModel):
     model_config = ConfigDict(extra="forbid")
 
     force: bool = Field(False, description="import again even if the task was imported before")

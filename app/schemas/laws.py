@@ -5,6 +5,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.search.records import Candidate
+from app.schemas.common import MAX_ID, RequestModel
 
 
 def _finite(x: float | None) -> float | None:
@@ -70,7 +71,7 @@ class BestLawPublic(BaseModel):
     lineage: list[LineageStep] = Field(default_factory=list, description="ancestors, nearest first")
 
 
-class PredictCreate(BaseModel):
+class PredictCreate(RequestModel):
     """Predict with a run's law (``run_id``; ``candidate_id`` for one candidate) or a posted law."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
@@ -78,8 +79,8 @@ class PredictCreate(BaseModel):
         {"lines": ["loss = E + A / N ** alpha"], "constants": {"E": 1.7, "A": 400, "alpha": 0.34},
          "points": [{"N": 1e10}]}]})
 
-    run_id: int | None = None
-    candidate_id: int | None = None
+    run_id: int | None = Field(None, ge=0, le=MAX_ID)
+    candidate_id: int | None = Field(None, ge=0, le=MAX_ID)
     lines: list[str] | str | None = None
     constants: dict[str, Any] | None = Field(
         None, description="posted law: {name: value}, or {group: {name: value}} for per-group constants")
@@ -96,7 +97,7 @@ class PredictPublic(BaseModel):
     source: str = Field(description="where the law and its constants come from")
 
 
-class LawCreate(BaseModel):
+class LawCreate(RequestModel):
     """A law to compare with: lines over the run's input columns; constants are fitted."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [

@@ -3,14 +3,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agent.storage.records import RunRecord
+from app.schemas.common import MAX_ID, RequestModel
 
 _COLUMN = r"^[A-Za-z][A-Za-z0-9_]*$"
 
 
-class ProposerSpec(BaseModel):
+class ProposerSpec(RequestModel):
     """One proposer of a run and its share of the proposals."""
 
     model_config = ConfigDict(extra="forbid")
@@ -24,7 +25,7 @@ class ProposerSpec(BaseModel):
                           "URL or a key: workers send each endpoint its key from their own environment.")
 
 
-class TestSplit(BaseModel):
+class TestSplit(RequestModel):
     """Rows whose ``column`` equals ``value`` are held out: never searched, scored once at the end."""
 
     model_config = ConfigDict(extra="forbid")
@@ -34,14 +35,14 @@ class TestSplit(BaseModel):
     value: str = "test"
 
 
-class RunCreate(BaseModel):
+class RunCreate(RequestModel):
     """A discovery run.  Columns default to the dataset's task (for an imported SLDBench task)."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, json_schema_extra={"examples": [{
         "dataset_id": 1, "inputs": ["N", "D"], "targets": ["loss"], "group": None, "axis": ["N", "D"],
         "max_constants": 6, "budget": 300, "seed": 0}]})
 
-    dataset_id: int
+    dataset_id: int = Field(ge=0, le=MAX_ID)
     inputs: list[str] | None = Field(None, min_length=1)
     targets: list[str] | None = Field(None, min_length=1)
     group: str | None = Field(None, description="one law form, constants fitted per value of this column")
@@ -70,6 +71,14 @@ class RunCreate(BaseModel):
         if value is not None and len(set(value)) != len(value):
             raise ValueError("a column is listed twice")
         return value
+
+    @model_validator(mode="after")
+    def _axis_is_not_a_target(self) -> "RunCreate":
+        both = [c for c in self.axis or () if c in (self.targets or ())]
+        if both:
+            raise ValueError(f"axis column(s) {', '.join(both)} are targets: the axis is an input that says how far "
+                             "out a row is, the target is what the law predicts")
+        return self
 
 
 class RunPublic(BaseModel):

@@ -1,13 +1,16 @@
 """Request bodies -> validated DataFrames: JSON rows, JSON columns, or CSV text.
 
 Every problem is a DataError that names it (the API answers 422): malformed
-CSV or JSON, ragged rows, NaN/inf, mixed or missing values.
+CSV or JSON, ragged rows, NaN/inf, mixed or missing values, numbers too large
+for a float, JSON nested too deeply, NUL bytes.
 """
 from __future__ import annotations
 
 import csv
 import io
 import json
+import math
+import re
 from typing import Any
 
 import pandas as pd
@@ -56,34 +59,71 @@ def frame_from_json_columns(columns: Any, *, max_rows: int) -> pd.DataFrame:
     return validate_frame(pd.DataFrame({k: pd.Series(v, dtype=object) for k, v in columns.items()}))
 
 
+SEPARATORS = {",": "comma", ";": "semicolon", "\t": "tab"}
+_DECIMAL_COMMA = re.compile(r"[-+]?\d*,\d+(?:[eE][-+]?\d+)?")
+
+
 def frame_from_csv(data: bytes, *, max_rows: int) -> pd.DataFrame:
-    """A CSV file with a header row; numbers and text (group labels) are told apart per column."""
+    """A CSV file with a header row; numbers and text (group labels) are told apart per column.
+
+    Fields are separated by commas, semicolons or tabs (whichever the header uses), and every
+    row must have exactly the header's fields: a longer row is an error, never a shifted one.
+    """
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise DataError(f"the CSV is not UTF-8 text (bad byte at position {exc.start})") from None
     if not text.strip():
         raise DataError("the CSV is empty")
-    header = next(csv.reader(io.StringIO(text)), [])
-    names = [h.strip() for h in header]
-    if any(not n for n in names):
-        raise DataError(f"the CSV header has an empty column name (header: {','.join(header)[:200]})")
-    duplicated = sorted({n for n in names if names.count(n) > 1})
-    if duplicated:
-        raise DataError(f"the CSV header repeats column(s): {', '.join(duplicated)}")
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise DataError(f"the CSV holds a NUL byte (line {line}); send plain text")
+    sep = _separator(text)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, skipinitialspace=True, strict=True)
     try:
-        df = pd.read_csv(io.StringIO(text), skipinitialspace=True, dtype=str, keep_default_na=False,
-                         na_values=[""], on_bad_lines="error")
-    except pd.errors.ParserError as exc:
-        raise DataError(f"malformed CSV: {str(exc).strip().splitlines()[-1]}") from None
-    except (pd.errors.EmptyDataError, ValueError) as exc:
-        raise DataError(f"malformed CSV: {exc}") from None
-    if len(df) == 0:
+        header = next((row for row in reader if row), [])
+        names = [h.strip() for h in header]
+        if any(not n for n in names):
+            raise DataError(f"the CSV header has an empty column name (header: {sep.join(header)[:200]})")
+        duplicated = sorted({n for n in names if names.count(n) > 1})
+        if duplicated:
+            raise DataError(f"the CSV header repeats column(s): {', '.join(duplicated)}")
+        rows = []
+        for row in reader:
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue  # a blank line
+            if len(row) != len(names):
+                raise DataError(f"malformed CSV: line {reader.line_num} has {len(row)} field(s) but the header has "
+                                f"{len(names)} ({SEPARATORS[sep]}-separated)")
+            rows.append(row)
+    except csv.Error as exc:
+        raise DataError(f"malformed CSV at line {reader.line_num}: {exc}") from None
+    if not rows:
         raise DataError("the CSV has a header but no rows")
-    _check_count(len(df), max_rows)
-    df.columns = names
+    _check_count(len(rows), max_rows)
+    df = pd.DataFrame(rows, columns=names, dtype=object)
+    _refuse_decimal_commas(df)
     # Cells are read as text so that "nan", "inf" or "1e400" are caught by name, not silently parsed.
-    return validate_frame(df.astype(object).where(df.notna(), None))
+    return validate_frame(df.where(df != "", None))
+
+
+def _separator(text: str) -> str:
+    """The separator the header line uses most (a comma when it uses none)."""
+    header = text.lstrip().split("\n", 1)[0]
+    counts = {sep: header.count(sep) for sep in SEPARATORS}
+    best = max(counts, key=lambda sep: (counts[sep], sep == ","))
+    return best if counts[best] else ","
+
+
+def _refuse_decimal_commas(df: pd.DataFrame) -> None:
+    """'1,5' is one and a half in many locales and text here: refuse it rather than guess."""
+    for name in df.columns:
+        cells = df[name]
+        commas = cells.str.fullmatch(_DECIMAL_COMMA)
+        if commas.any():
+            i = int(commas.to_numpy().argmax())
+            raise DataError(f"column {name!r} writes numbers with a decimal comma (row {i + 1}: {cells.iloc[i]!r}); "
+                            "write a decimal point (1.5) and separate fields with commas, semicolons or tabs")
 
 
 def frame_from_json_body(body: bytes, *, max_rows: int) -> tuple[pd.DataFrame, dict]:
@@ -104,11 +144,25 @@ def parse_json(body: bytes) -> Any:
     if not body.strip():
         raise DataError("the request body is empty; send JSON")
     try:
-        return json.loads(body)
+        return json.loads(body, parse_int=_json_int)
     except UnicodeDecodeError:
         raise DataError("the body is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise DataError(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise DataError("malformed JSON: it is nested too deeply") from None
+
+
+def _json_int(text: str) -> int | float:
+    """Integers as Python reads them, except that long ones become floats (or an error when
+    beyond a float's range) instead of big integers that nothing downstream can store."""
+    if len(text) <= 18:
+        return int(text)
+    value = float(text)
+    if not math.isfinite(value):
+        raise DataError(f"malformed JSON: the integer {text[:12]}... ({len(text.lstrip('-'))} digits) is too large "
+                        "for a number (the limit is about 1.8e308)")
+    return value
 
 
 def _check_count(n: int, max_rows: int) -> None:

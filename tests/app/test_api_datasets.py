@@ -58,7 +58,7 @@ def test_a_deleted_dataset_is_gone(client, dataset_id):
 
 
 @pytest.mark.parametrize("body, content_type, message", [
-    (b"N,loss\n1,2\n3,4,5\n", "text/csv", "malformed CSV: Error tokenizing data. C error: Expected 2 fields in line 3, saw 3"),
+    (b"N,loss\n1,2\n3,4,5\n", "text/csv", "malformed CSV: line 3 has 3 field(s) but the header has 2 (comma-separated)"),
     (b"N,loss\n1,2\n3,nan\n", "text/csv", "column 'loss' has 1 missing or NaN value(s) (first at row 2)"),
     (b"N,loss\n1,2\n3,inf\n", "text/csv", "column 'loss' has 1 infinite value(s) (first at row 2)"),
     (b"N,loss\n1,2\n3,\n", "text/csv", "column 'loss' has 1 missing value(s) (first at row 2)"),

@@ -4,11 +4,12 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
+from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from agent.errors import DataError
 from agent.storage import NotFoundError
-from app.api.deps import PagingDep, SettingsDep, StorageDep
+from app.api.deps import DatasetId, PagingDep, SettingsDep, StorageDep
 from app.schemas.common import PagePublic
 from app.schemas.datasets import DatasetCreate, DatasetPublic, RowsAppend
 from app.schemas.laws import BestLawPublic
@@ -55,14 +56,22 @@ async def _read_rows(request: Request, max_rows: int) -> tuple[Any, dict[str, st
              summary="Create a dataset from JSON rows or a CSV upload")
 async def create_dataset(request: Request, storage: StorageDep, settings: SettingsDep) -> DatasetPublic:
     df, fields = await _read_rows(request, settings.max_rows_per_request)
+    about = _dataset_fields(fields)
+    ds = await run_in_threadpool(storage.create_dataset, df, name=about.name, description=about.description)
+    return DatasetPublic.of(ds)
+
+
+def _dataset_fields(fields: dict[str, Any]) -> DatasetCreate:
+    """Name and description, held to DatasetCreate's limits whichever body form brought them."""
     unknown = sorted(set(fields) - {"name", "description"})
     if unknown:
-        raise DataError(f"unknown field(s) {', '.join(unknown)}; a dataset takes name, description and rows")
-    name, description = fields.get("name") or "", fields.get("description") or ""
-    if not isinstance(name, str) or not isinstance(description, str):
-        raise DataError("'name' and 'description' must be text")
-    ds = await run_in_threadpool(storage.create_dataset, df, name=name[:200], description=description)
-    return DatasetPublic.of(ds)
+        raise DataError(f"unknown field(s) {', '.join(unknown)[:200]}; a dataset takes name, description and rows")
+    try:
+        return DatasetCreate.model_validate({k: v for k, v in fields.items() if v is not None})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise DataError(f"{where + ': ' if where else ''}{first['msg']}") from None
 
 
 @router.get("", response_model=PagePublic[DatasetPublic], summary="List datasets, newest first")
@@ -74,7 +83,7 @@ def list_datasets(storage: StorageDep, paging: PagingDep) -> PagePublic[DatasetP
 
 @router.get("/{dataset_id}", response_model=DatasetPublic,
             summary="A dataset: columns with ranges, row count, groups (text columns)")
-def get_dataset(dataset_id: int, storage: StorageDep) -> DatasetPublic:
+def get_dataset(dataset_id: DatasetId, storage: StorageDep) -> DatasetPublic:
     ds = storage.get_dataset(dataset_id)
     task = storage.find_task_spec(dataset_id)
     return DatasetPublic.of(ds, task=task.name if task else None)
@@ -82,7 +91,7 @@ def get_dataset(dataset_id: int, storage: StorageDep) -> DatasetPublic:
 
 @router.post("/{dataset_id}/rows", response_model=DatasetPublic, openapi_extra=_body_doc(RowsAppend),
              summary="Append rows (JSON or CSV) with the dataset's columns")
-async def append_rows(dataset_id: int, request: Request, storage: StorageDep, settings: SettingsDep) -> DatasetPublic:
+async def append_rows(dataset_id: DatasetId, request: Request, storage: StorageDep, settings: SettingsDep) -> DatasetPublic:
     df, fields = await _read_rows(request, settings.max_rows_per_request)
     if fields:
         raise DataError(f"unknown field(s) {', '.join(sorted(fields))}; send only rows")
@@ -91,7 +100,7 @@ async def append_rows(dataset_id: int, request: Request, storage: StorageDep, se
 
 
 @router.get("/{dataset_id}/rows", summary="The dataset's rows as JSON (paged)")
-def get_rows(dataset_id: int, storage: StorageDep, paging: PagingDep) -> dict[str, Any]:
+def get_rows(dataset_id: DatasetId, storage: StorageDep, paging: PagingDep) -> dict[str, Any]:
     df = storage.load_rows(dataset_id)
     part = df.iloc[paging.offset: paging.offset + paging.limit]
     return {"items": part.to_dict(orient="records"), "total": len(df), "offset": paging.offset,
@@ -99,14 +108,14 @@ def get_rows(dataset_id: int, storage: StorageDep, paging: PagingDep) -> dict[st
 
 
 @router.delete("/{dataset_id}", status_code=204, summary="Delete a dataset with its runs")
-def delete_dataset(dataset_id: int, storage: StorageDep) -> Response:
+def delete_dataset(dataset_id: DatasetId, storage: StorageDep) -> Response:
     storage.delete_dataset(dataset_id)
     return Response(status_code=204)
 
 
 @router.get("/{dataset_id}/best-law", response_model=BestLawPublic,
             summary="The best law over the dataset's finished runs")
-def dataset_best_law(dataset_id: int, storage: StorageDep) -> BestLawPublic:
+def dataset_best_law(dataset_id: DatasetId, storage: StorageDep) -> BestLawPublic:
     run = storage.best_run(dataset_id)
     if run is None:
         storage.get_dataset(dataset_id)  # 404 names the dataset if it is the dataset that is missing
