@@ -15,7 +15,6 @@ import time
 from typing import Iterable
 
 import numpy as np
-import pandas as pd
 
 from agent.errors import SldError
 from agent.expressions import parse_law

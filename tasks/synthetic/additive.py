@@ -10,7 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
-from tasks.synthetic.common import Draw, columns, per_group, reference, rename, resolve, scaled
+from tasks.synthetic.common import Draw, columns, per_group, reference, rename, resolve, round4, scaled
 from tasks.synthetic.designs import with_groups
 from tasks.synthetic.nd_designs import NDDesign, nd_design
 from tasks.synthetic.record import Draft, Noise
@@ -45,7 +45,7 @@ def kaplan_pow_sum(draw: Draw, *, names=None, design: str = "grid", n_range=(1e6
         a_n, a_d, level, floor = draw.u(0.07, 0.09), draw.u(0.09, 0.11), draw.u(2.6, 3.4), 0.0
     total, share = level ** (1.0 / a_d), draw.u(0.35, 0.65)
     shared = {"alpha_n": a_n, "alpha_d": a_d}
-    varying = {"n_c": _r4((total * share) ** (a_d / a_n)), "d_c": _r4(total * (1 - share))}
+    varying = {"n_c": round4((total * share) ** (a_d / a_n)), "d_c": round4(total * (1 - share))}
     if offset:
         varying["L_inf"] = floor
     core = f"((n_c/{scaled(N, nref)})**(alpha_n/alpha_d) + d_c/{scaled(D, dref)})**alpha_d"
@@ -66,7 +66,7 @@ def drifting_exponent(draw: Draw, *, names=None, design: str = "grid", n_range=(
     N, D, y = cols["N"], cols["D"], cols["y"]
     nref, dref = reference(*d.n_range), reference(*d.d_range)
     shared = {"alpha_n": draw.u(0.25, 0.38), "beta_d": draw.u(0.25, 0.35),
-              "gamma": _r4(draw.sign() * draw.u(0.012, 0.03))}
+              "gamma": round4(draw.sign() * draw.u(0.012, 0.03))}
     varying = {"L_inf": draw.u(1.6, 2.3), "A_n": draw.u(0.3, 0.9), "B_d": draw.u(0.4, 1.0)}
     sn, sd = scaled(N, nref), scaled(D, dref)
     truth = (f"{y} = L_inf + A_n*{sn}**(-alpha_n) + B_d*{sd}**(-(beta_d + gamma*log({sn})))",)
@@ -77,10 +77,6 @@ def drifting_exponent(draw: Draw, *, names=None, design: str = "grid", n_range=(
 
     return _nd_draft("drifting_exponent", "additive law whose data exponent drifts with N: b(N) = b + g*log N",
                      d, cols, groups, draw, shared, varying, truth, mean, noise)
-
-
-def _r4(value: float) -> float:
-    return float(f"{value:.4g}")
 
 
 def _nd_draft(family, what, d: NDDesign, cols, groups, draw, shared, varying, truth, mean, noise,

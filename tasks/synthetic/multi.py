@@ -88,7 +88,7 @@ def multi_target(draw: Draw, *, names=None, kind: str = "loss_acc", n_range=(1e7
     elif kind == "two_domains":  # two domains' losses share both exponents
         targets = tuple(cols.get(key, default) for key, default in (("ya", "loss_a"), ("yb", "loss_b")))
         shared = {"alpha_n": draw.u(0.28, 0.4), "beta_d": draw.u(0.25, 0.35)}
-        varying = {f"{c}_{s}": draw.u(*rng) for s in "ab" for c, rng in
+        varying = {f"{c}_{s}": draw.u(*bounds) for s in "ab" for c, bounds in
                    (("E", (1.2, 2.4)), ("A", (0.3, 1.0)), ("B", (0.3, 1.0)))}
         truth = tuple(f"{t} = E_{s} + A_{s}*{sn}**(-alpha_n) + B_{s}*{sd}**(-beta_d)" for t, s in zip(targets, "ab"))
         cap = 8
