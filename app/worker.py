@@ -21,10 +21,10 @@ import uuid
 from typing import Any
 
 from agent.errors import SldError
-from agent.search import Search, SearchConfig, report_on_test
+from agent.search import Search, report_on_test
 from agent.storage import BaseStorage, Checkpoint, RunLost, RunRecord, RunState
 from app.core.config import Settings, get_settings
-from app.services.runspec import problem_of, split_rows
+from app.schemas.runspec import RunSpec
 
 log = logging.getLogger("sld.worker")
 
@@ -87,18 +87,16 @@ class _RunExecution:
     # ------------------------------------------------------------ steps
 
     def _open_search(self) -> Search:
-        spec = self.run.spec
-        problem = problem_of(spec)
-        self.train, self.test = split_rows(self.storage.load_rows(self.run.dataset_id), spec)
-        config = SearchConfig(budget=int(spec["budget"]), seed=int(spec.get("seed", 0)),
-                              time_limit=spec.get("time_limit"), patience=spec.get("patience"),
-                              workers=self.worker.settings.eval_workers)
-        proposers = build_proposers(spec.get("proposers") or [], self.worker.settings.llm_endpoints)
+        spec = RunSpec.model_validate(self.run.spec)
+        # the stored plan, whatever this worker's defaults: only the process count is the worker's
+        plan = spec.plan().with_workers(self.worker.settings.eval_workers)
+        self.train, self.test = plan.split(self.storage.load_rows(self.run.dataset_id))
+        proposers = build_proposers([p.model_dump() for p in spec.proposers], self.worker.settings.llm_endpoints)
         checkpoint = self.storage.load_checkpoint(self.run.id)
         if checkpoint is None:
-            return Search(problem, self.train, config, proposers)
+            return Search(plan.problem, self.train, plan.config, proposers)
         log.info("run %s resumes from generation %s", self.run.id, checkpoint.generation)
-        return Search.from_state(problem, self.train, checkpoint.state, config, proposers)
+        return Search.from_state(plan.problem, self.train, checkpoint.state, plan.config, proposers)
 
     def _loop(self, search: Search) -> None:
         while not search.done:
@@ -159,7 +157,7 @@ class _RunExecution:
             try:
                 out["comparison"] = compare_laws(problem, self.train, self.test,
                                                  [{"name": "discovered", "lines": final["law"]}, human],
-                                                 seed=search.config.seed)
+                                                 seed=search.config.seed, n_folds=search.config.n_folds)
             except SldError as exc:
                 out["comparison_error"] = str(exc)
         return out

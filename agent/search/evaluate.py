@@ -106,6 +106,7 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int, options: FitOptions
                complexity=law.complexity)
     try:
         fold_r2, fold_nmse, target_nmse, first_fit, work, fits = [], [], [], None, COMPILE_WORK, []
+        plain_nmse = []
         for k, fold in enumerate(ctx.folds):
             fitted = fit_law(law, ctx.table.take(fold.fit), seed=seed + 7919 * k, options=options, warm=warm)
             work += fitted.work
@@ -114,6 +115,7 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int, options: FitOptions
             pred = predict(law, val, fitted.constants, val.groups)
             s = score(val.y, pred)
             fold_r2.append(s.r2)
+            plain_nmse.append(s.nmse)
             # fold 0 of a rolling origin fits on the most levels, like the final law: there a
             # group that fails is a law that fails, never an ill-conditioned fit to forgive
             fold_nmse.append(_trimmed_nmse(val, pred, ctx.selection, s.nmse,
@@ -148,6 +150,9 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int, options: FitOptions
         validation={"r2": first_scores.r2, "nmse": first_scores.nmse, "nmae": first_scores.nmae,
                     "fold_r2": [float(r) for r in fold_r2], "mean_fold_r2": agg,
                     "implausibility": penalty, "disagreement": spread,
+                    # the parts of the score, so a selection rule can be re-derived on a finished run
+                    "fold_nmse": [float(v) for v in fold_nmse], "fold_nmse_untrimmed": [float(v) for v in plain_nmse],
+                    "folds_ordered": bool(all(f.ordered for f in ctx.folds)),
                     "target_decades": [float(np.average(np.log10(np.clip(col, 1e-8, 2.0)), weights=weights))
                                        for col in np.array(target_nmse).T]},
         score=-decades - sel.complexity_weight * law.complexity - sel.implausible_penalty * penalty,

@@ -11,6 +11,8 @@ import re
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from agent.defaults import DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, DEFAULT_WORK
+
 
 class LLMEndpoint(BaseModel):
     """One LLM endpoint the operator allows: where requests go and which variable holds its key.
@@ -55,8 +57,10 @@ class Settings(BaseSettings):
     # "https://api.openai.com/v1", "api_key_env": "OPENAI_API_KEY"}, "local": {"base_url": "http://127.0.0.1:8080/v1"}}'
     llm_endpoints: dict[str, LLMEndpoint] = Field(default_factory=dict)
 
-    # run defaults
-    default_budget: int = Field(300, ge=1)
+    # run defaults: the CLI's and LawSearch's (agent/defaults.py), so every face runs the same search
+    default_budget: int = Field(DEFAULT_BUDGET, ge=1)                  # candidates
+    default_work_budget: float = Field(DEFAULT_WORK, ge=0)             # model evaluations; 0 = no limit
+    default_time_limit: float = Field(DEFAULT_TIME_LIMIT, gt=0)        # seconds, a safety net
     max_budget: int = Field(100_000, ge=1)
 
     @field_validator("llm_endpoints")

@@ -5,8 +5,9 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from agent.storage.records import RunRecord
+from agent.defaults import DEFAULT_CAP
 from app.schemas.common import MAX_ID, RequestModel
+from agent.storage.records import RunRecord
 
 _COLUMN = r"^[A-Za-z][A-Za-z0-9_]*$"
 
@@ -47,13 +48,18 @@ class RunCreate(RequestModel):
     targets: list[str] | None = Field(None, min_length=1)
     group: str | None = Field(None, description="one law form, constants fitted per value of this column")
     axis: list[str] | None = Field(
-        None, description="columns to extrapolate along (their product is the scale); [] for none; "
-                          "default: the task's, else every input with only positive values")
+        None, description="input columns to extrapolate along (their product is the scale); [] for none; "
+                          "default: the task's, else the inputs whose values are positive and span a decade")
     max_constants: int | None = Field(None, ge=1, le=200, validation_alias=AliasChoices("max_constants", "cap"),
-                                      description="the constant cap per group (alias: cap); default 8")
-    budget: int | None = Field(None, ge=1, description="candidates to evaluate")
+                                      description=f"the constant cap per group (alias: cap); default: the "
+                                                  f"task's, else {DEFAULT_CAP}")
+    budget: int | None = Field(None, ge=1, description="candidates to evaluate; default SLD_DEFAULT_BUDGET")
+    work_budget: float | None = Field(None, ge=0, description="search effort in model evaluations, reproducible "
+                                                              "from the seed; 0 = no limit; default "
+                                                              "SLD_DEFAULT_WORK_BUDGET")
     seed: int = Field(0, ge=0)
-    time_limit: float | None = Field(None, gt=0, description="seconds of search")
+    time_limit: float | None = Field(None, gt=0, description="seconds of search, a safety net (a run it stops "
+                                                            "is not reproducible); default SLD_DEFAULT_TIME_LIMIT")
     patience: int | None = Field(None, ge=1, description="stop after this many generations without improvement")
     proposers: list[ProposerSpec] | None = Field(None, min_length=1, description="default: offline only")
     test_split: TestSplit | None = Field(None, description="default: the task's held-out test rows, if any")
@@ -85,7 +91,8 @@ class RunPublic(BaseModel):
     id: int
     dataset_id: int
     state: str
-    spec: dict[str, Any]
+    spec: dict[str, Any] = Field(description="the run as resolved when queued: columns, axis, cap, the whole "
+                                             "search config (config), proposers, test_split, task")
     progress: dict[str, Any] = Field(description="candidates, generation, best_score, best_validation_r2, "
                                                  "elapsed, budget, proposers' usage")
     best_score: float | None

@@ -18,10 +18,11 @@ from agent.expressions import parse_law
 from agent.fitting import FitOptions, fit_law, predict
 from agent.problem import Problem, Table, axis_values, make_table
 from agent.scoring import score
+from agent.search import SearchConfig, refit_law
 from agent.splits import make_folds
 from app.services.non_finite import explain_non_finite
 
-N_FOLDS = 3  # SearchConfig's default; the folds are the search's own
+N_FOLDS = SearchConfig().n_folds  # a run's comparison uses the run's own (see comparison_inputs)
 
 
 def compare_laws(problem: Problem, train_df: pd.DataFrame, test_df: pd.DataFrame,
@@ -61,7 +62,7 @@ def _score_law(spec, problem: Problem, table: Table, folds, test: Table | None, 
         for k, fold in enumerate(folds):
             fitted = fit_law(law, table.take(fold.fit), seed=seed + 7919 * k, options=options)
             fold_scores.append(_scores(law, table.take(fold.validate), fitted.constants))
-        constants = fit_law(law, table, seed=seed, options=options).constants
+        constants = refit_law(law, table, seed=seed, options=options).constants
     except FitError as exc:
         raise FitError(f"law {name!r} cannot be fitted: {exc}{_hint(law, table)}") from None
     _check_finite(name, law, table, constants)
@@ -124,7 +125,7 @@ def _finite(d: dict) -> dict:
 def comparison_inputs(storage, run_id: int) -> dict[str, Any]:
     """What comparing with a run needs: its problem, training and test rows, and its law."""
     from agent.storage import NotFoundError
-    from app.services.runspec import problem_of, split_rows
+    from app.schemas.runspec import RunSpec
 
     run = storage.get_run(run_id)
     if run.final and run.final.get("law"):
@@ -134,13 +135,14 @@ def comparison_inputs(storage, run_id: int) -> dict[str, Any]:
         if best is None:
             raise NotFoundError(f"run {run_id} has no fitted law yet (state {run.state.value})")
         lines = list(best.lines)
-    train, test = split_rows(storage.load_rows(run.dataset_id), run.spec)
-    return {"problem": problem_of(run.spec), "train": train, "test": test, "lines": lines,
-            "seed": int(run.spec.get("seed", 0))}
+    plan = RunSpec.model_validate(run.spec).plan()
+    train, test = plan.split(storage.load_rows(run.dataset_id))
+    return {"problem": plan.problem, "train": train, "test": test, "lines": lines,
+            "seed": plan.config.seed, "n_folds": plan.config.n_folds}
 
 
 def run_comparison(inputs: Mapping[str, Any], other: Mapping[str, Any],
                    options: FitOptions = FitOptions()) -> dict[str, Any]:
     laws = [{"name": "discovered", "lines": inputs["lines"]}, dict(other)]
     return compare_laws(inputs["problem"], inputs["train"], inputs["test"], laws, seed=inputs["seed"],
-                        options=options)
+                        options=options, n_folds=inputs["n_folds"])

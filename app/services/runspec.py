@@ -1,23 +1,21 @@
 """A run request checked against its dataset: every column named in it must exist and fit its role.
 
-The stored spec is complete (defaults resolved), so a worker on another
-machine, or a later version, runs exactly what was asked.
+The request becomes a discovery plan exactly as in the CLI and ``LawSearch``
+(``agent.plan``); the stored spec (``app.schemas.runspec.RunSpec``) holds the
+whole plan, so a worker on another machine, or a later version, runs exactly
+what was resolved here.
 """
 from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
-
 from agent.errors import DataError
-from agent.problem import Problem
+from agent.plan import DiscoveryRequest, HeldOut, plan_discovery
 from agent.storage import BaseStorage, DatasetRecord, TaskSpecRecord
 from app.core.config import Settings
 from app.schemas.runs import RunCreate
+from app.schemas.runspec import RunSpec
 from app.services.llm_endpoints import check_run_llm
-
-DEFAULT_CAP = 8
-MIN_TRAIN_ROWS = 4
 
 
 def resolve_run_spec(req: RunCreate, storage: BaseStorage, settings: Settings) -> dict[str, Any]:
@@ -31,42 +29,19 @@ def resolve_run_spec(req: RunCreate, storage: BaseStorage, settings: Settings) -
     group = req.group if req.group is not None or req.inputs else base.get("group")
     axis = req.axis if req.axis is not None else base.get("axis") if task and not req.inputs else None
     _check_columns(ds, inputs=inputs, targets=targets, group=group, axis=axis or [])
-    if axis is None:
-        axis = [c for c in inputs if ds.column(c).min is not None and ds.column(c).min > 0]
-    cap = req.max_constants or (base.get("max_constants") if task else None) or DEFAULT_CAP
-    problem = Problem(inputs=tuple(inputs), targets=tuple(targets), group=group, axis=tuple(axis),
-                      max_constants=cap, description=req.description or base.get("description", ""))
-    if group in (*inputs, *targets):
-        raise DataError(f"the group column {group!r} cannot also be an input or a target")
     test_split = _test_split(req, ds, task)
-    n_train = ds.n_rows
-    if test_split is not None:
-        n_train = len(split_rows(storage.load_rows(ds.id), {"test_split": test_split})[0])
-    if n_train < MIN_TRAIN_ROWS:
-        raise DataError(f"only {n_train} training row(s); a run needs at least {MIN_TRAIN_ROWS}")
     budget = req.budget or settings.default_budget
     if budget > settings.max_budget:
         raise DataError(f"budget {budget} is over the limit of {settings.max_budget} (SLD_MAX_BUDGET)")
-    return {
-        **problem.to_dict(),
-        "budget": budget, "seed": req.seed, "time_limit": req.time_limit, "patience": req.patience,
-        "proposers": _proposers(req, settings),
-        "test_split": test_split,
-        "task": task.name if task else None,
-    }
-
-
-def problem_of(spec: dict[str, Any]) -> Problem:
-    return Problem.from_dict(spec)
-
-
-def split_rows(df: pd.DataFrame, spec: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(training rows, held-out test rows) of a run."""
-    split = spec.get("test_split")
-    if not split:
-        return df, df.iloc[0:0]
-    held_out = df[split["column"]].astype(str) == str(split["value"])
-    return df[~held_out].reset_index(drop=True), df[held_out].reset_index(drop=True)
+    cap = req.max_constants or (base.get("max_constants") if task else None)
+    request = DiscoveryRequest(
+        inputs, targets, group=group, axis=axis, **({"max_constants": cap} if cap else {}), budget=budget,
+        work_budget=settings.default_work_budget if req.work_budget is None else req.work_budget,
+        time_limit=req.time_limit or settings.default_time_limit, seed=req.seed, patience=req.patience,
+        description=req.description or base.get("description", ""),
+        held_out=HeldOut(**test_split) if test_split else None)
+    plan = plan_discovery(storage.load_rows(ds.id), request)
+    return RunSpec.of_plan(plan, proposers=_proposers(req, settings), task=task.name if task else None).to_json()
 
 
 def _check_columns(ds: DatasetRecord, *, inputs, targets, group, axis) -> None:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import pytest
 
+from agent.defaults import DEFAULT_TIME_LIMIT, DEFAULT_WORK
+from agent.search import SearchConfig
 from agent.storage import RunState
 
 SPEC = {"inputs": ["N"], "targets": ["loss"], "group": "group", "max_constants": 4, "budget": 20}
@@ -16,8 +18,11 @@ def test_a_run_is_queued_with_a_complete_spec(client, dataset_id):
     assert run["state"] == "queued" and run["dataset_id"] == dataset_id and run["worker_id"] is None
     spec = run["spec"]
     assert spec["inputs"] == ["N"] and spec["targets"] == ["loss"] and spec["group"] == "group"
-    assert spec["axis"] == ["N"]  # default: the positive inputs (a scale)
-    assert (spec["max_constants"], spec["budget"], spec["seed"]) == (5, 20, 3)
+    assert spec["axis"] == ["N"]  # default: the positive inputs spanning a decade (a scale)
+    config = spec["config"]  # the whole search config, defaults resolved: what the worker will run
+    assert (spec["max_constants"], config["budget"], config["seed"]) == (5, 20, 3)
+    assert (config["work_budget"], config["time_limit"]) == (DEFAULT_WORK, DEFAULT_TIME_LIMIT)
+    assert config["n_folds"] == SearchConfig().n_folds and config["fit"]["starts"] == SearchConfig().fit.starts
     assert spec["proposers"] == [{"kind": "offline", "weight": 1.0}] and spec["test_split"] is None
     assert client.get(f"/runs/{run['id']}").json()["state"] == "queued"
 
