@@ -43,7 +43,11 @@ class Settings(BaseSettings):
     max_rows_per_request: int = Field(1_000_000, ge=1)
     page_limit_default: int = Field(50, ge=1)
     page_limit_max: int = Field(500, ge=1)
-    compare_time_limit: float = Field(20.0, gt=0)  # seconds per law fit in a posted comparison
+    # A comparison computed in the API (a posted law, or a run without a stored one) is bounded before it
+    # starts: at most this many rows and groups, and its fits share this many seconds in all.
+    compare_time_limit: float = Field(10.0, gt=0)
+    compare_max_groups: int = Field(50, ge=1)
+    compare_max_rows: int = Field(20_000, ge=1)
     compare_concurrency: int = Field(2, ge=1)      # comparisons fitted at once; more wait
 
     # workers

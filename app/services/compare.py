@@ -54,7 +54,7 @@ def _score_law(spec, problem: Problem, table: Table, folds, test: Table | None, 
                options: FitOptions) -> dict[str, Any]:
     name = spec["name"]
     try:
-        law = parse_law(spec["lines"], problem.inputs, problem.targets)
+        law = parse_law(spec["lines"], problem.inputs, problem.targets, max_constants=spec.get("max_constants"))
     except LawError as exc:
         raise LawError(f"law {name!r}: {exc}") from None
     fold_scores = []

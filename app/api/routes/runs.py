@@ -8,7 +8,6 @@ from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 
 from agent.errors import DataError
-from agent.fitting import FitOptions
 from agent.storage import CANDIDATE_ORDERS, NotFoundError, RunState
 from app.api.deps import CandidateId, DatasetIdQuery, EventIdQuery, PagingDep, RunId, SettingsDep, StorageDep
 from app.schemas.common import PagePublic
@@ -17,6 +16,7 @@ from app.schemas.runs import EventPublic, RunCreate, RunPublic
 from app.services.laws import best_law
 from app.services.runspec import resolve_run_spec
 from app.services.compare import comparison_inputs, run_comparison
+from app.services.compare_budget import check_posted_law, comparison_options
 
 router = APIRouter(prefix="/runs", tags=["runs"])
 
@@ -103,13 +103,17 @@ async def compare_with_human(run_id: RunId, request: Request, storage: StorageDe
 async def compare_with_posted(run_id: RunId, law: LawCreate, request: Request, storage: StorageDep,
                               settings: SettingsDep) -> ComparisonPublic:
     lines = [law.lines] if isinstance(law.lines, str) else law.lines
-    return await _compare(request, storage, settings, run_id, {"name": law.name, "lines": lines})
+    return await _compare(request, storage, settings, run_id, {"name": law.name, "lines": lines}, posted=True)
 
 
-async def _compare(request: Request, storage, settings, run_id: int, other: dict) -> ComparisonPublic:
+async def _compare(request: Request, storage, settings, run_id: int, other: dict, *,
+                   posted: bool = False) -> ComparisonPublic:
     inputs = await run_in_threadpool(comparison_inputs, storage, run_id)
+    if posted:  # a posted law keeps to the run's constant cap, as the discovered one does
+        other = {**other, "max_constants": inputs["problem"].max_constants}
+        await run_in_threadpool(check_posted_law, other, inputs["problem"])
+    options = comparison_options(inputs, settings)
     limiter: CapacityLimiter = request.app.state.compare_limiter
-    options = FitOptions(time_limit=settings.compare_time_limit)
     result = await run_in_threadpool_limited(limiter, run_comparison, inputs, other, options)
     return ComparisonPublic(run_id=run_id, **result)
 
