@@ -1,0 +1,65 @@
+"""plan_discovery: one request and one dataset give one plan, with every default resolved in one place."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from agent.defaults import DEFAULT_BUDGET, DEFAULT_CAP, DEFAULT_TIME_LIMIT, DEFAULT_WORK, MIN_TRAIN_ROWS
+from agent.errors import DataError
+from agent.plan import DiscoveryRequest, HeldOut, plan_discovery
+
+
+@pytest.fixture
+def sweep():
+    """N spans three decades, D a little over one, lr less than one, and a shifted input is not positive."""
+    n = 12
+    return pd.DataFrame({
+        "N": np.geomspace(1e6, 1e9, n), "D": np.geomspace(1e9, 1.5e10, n), "lr": np.resize([1e-3, 3e-3, 9e-3], n),
+        "shift": np.linspace(-1.0, 100.0, n), "loss": np.linspace(3.0, 2.0, n),
+        "split": ["train"] * (n - 3) + ["test"] * 3,
+    })
+
+
+def test_the_defaults_are_the_product_defaults(sweep):
+    plan = plan_discovery(sweep, DiscoveryRequest(["N", "D", "lr", "shift"], ["loss"]))
+    assert plan.problem.axis == ("N", "D")  # positive and spanning a decade: not lr, not shift
+    assert plan.problem.max_constants == DEFAULT_CAP
+    c = plan.config
+    assert (c.budget, c.work_budget, c.time_limit, c.seed) == (DEFAULT_BUDGET, DEFAULT_WORK, DEFAULT_TIME_LIMIT, 0)
+    assert plan.held_out is None
+
+
+def test_a_given_axis_cap_and_limits_are_kept_and_zero_means_no_limit(sweep):
+    request = DiscoveryRequest(["N", "lr"], ["loss"], axis=[], max_constants=3, budget=50, work_budget=0,
+                               time_limit=None, seed=4, patience=2)
+    plan = plan_discovery(sweep, request)
+    assert plan.problem.axis == () and plan.problem.max_constants == 3
+    c = plan.config
+    assert (c.budget, c.work_budget, c.time_limit, c.seed, c.patience) == (50, None, None, 4, 2)
+
+
+def test_held_out_rows_are_split_off_before_the_axis_is_chosen(sweep):
+    # on the training rows alone D spans less than a decade, so it is no axis there
+    plan = plan_discovery(sweep, DiscoveryRequest(["N", "D"], ["loss"], held_out=HeldOut("split", "test")))
+    train, test = plan.split(sweep)
+    assert (len(train), len(test)) == (9, 3) and set(test["split"]) == {"test"}
+    assert plan.problem.axis == ("N",)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"inputs": ["N", "M"]}, "column 'M' is not in the data"),
+    ({"axis": ["lr"]}, "axis column(s) lr must be among the inputs"),
+    ({"group": "N"}, "the group column 'N' cannot also be an input or a target"),
+    ({"held_out": HeldOut("fold")}, "column 'fold' is not in the data"),
+])
+def test_a_request_that_does_not_fit_the_data_is_refused_by_name(sweep, change, message):
+    request = DiscoveryRequest(**{"inputs": ["N"], "targets": ["loss"], **change})
+    with pytest.raises(DataError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        plan_discovery(sweep, request)
+
+
+def test_too_few_training_rows_are_refused(sweep):
+    few = sweep.head(MIN_TRAIN_ROWS - 1)
+    with pytest.raises(DataError, match=f"only {MIN_TRAIN_ROWS - 1} training row"):
+        plan_discovery(few, DiscoveryRequest(["N"], ["loss"]))
