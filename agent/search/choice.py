@@ -30,11 +30,15 @@ from agent.search.library import is_prior_shape
 from agent.search.probes import FACTORS
 from agent.search.records import Candidate
 
-SPREAD_FACTORS = (2.0, 4.0, 10.0)  # reported spread of the close finalists' predictions
+SPREAD_FACTORS = (2.0, 4.0, 10.0)
+PRIOR_WITHIN = 0.5  # decades of screening score behind the best within which prior forms are finalists  # reported spread of the close finalists' predictions
 
 
-def finalist_pool(candidates: Sequence[Candidate], n_best: int, with_prior: bool) -> list[Candidate]:
-    """The best ``n_best`` distinct laws by screening score, then the best seed of each prior form."""
+def finalist_pool(candidates: Sequence[Candidate], n_best: int, with_prior: bool,
+                  prior_within: float = PRIOR_WITHIN) -> list[Candidate]:
+    """The best ``n_best`` distinct laws by screening score, then the best seed of each prior form
+    that screened within ``prior_within`` decades of the best (a form further behind cannot come
+    close with a careful fit, and each finalist costs as much as dozens of screened laws)."""
     ranked = sorted((c for c in candidates if c.ok and not c.finalist), key=lambda c: (-c.score, c.id))
     pool, seen = [], set()
     for c in ranked:
@@ -52,6 +56,8 @@ def finalist_pool(candidates: Sequence[Candidate], n_best: int, with_prior: bool
             family = label.split("[", 1)[0]
             if family in shapes or c.canonical in seen or c.validation.get("implausibility", 0) > 0:
                 continue
+            if c.score < ranked[0].score - prior_within:
+                break
             shapes.add(family)
             seen.add(c.canonical)
             pool.append(c)

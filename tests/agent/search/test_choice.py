@@ -48,10 +48,11 @@ def test_preferring_the_prior_puts_literature_forms_first_among_close_finalists(
 
 def test_the_best_seed_of_each_literature_form_joins_the_best_distinct_laws_as_finalists():
     searched = [cand(i, score=3.0 - 0.1 * i, finalist=False) for i in range(5)]
-    chinchilla = [cand(10, score=1.0, finalist=False, shape="additive_power[N,D]"),
-                  cand(11, score=0.5, finalist=False, shape="additive_power[N]")]  # same family: one is enough
-    oddity = cand(12, score=0.9, finalist=False, shape="tanh_step[N]")  # a seed, but not a literature form
-    pool = finalist_pool(searched + chinchilla + [oddity], n_best=3, with_prior=True)
+    chinchilla = [cand(10, score=2.65, finalist=False, shape="additive_power[N,D]"),
+                  cand(11, score=2.55, finalist=False, shape="additive_power[N]")]  # same family: one is enough
+    oddity = cand(12, score=2.62, finalist=False, shape="tanh_step[N]")  # a seed, but not a literature form
+    hopeless = cand(13, score=1.0, finalist=False, shape="broken_power[N]")  # 2 decades behind the best
+    pool = finalist_pool(searched + chinchilla + [oddity, hopeless], n_best=3, with_prior=True)
     assert [c.id for c in pool] == [0, 1, 2, 10]
     assert [c.id for c in finalist_pool(searched + chinchilla, n_best=3, with_prior=False)] == [0, 1, 2]
 
