@@ -7,12 +7,16 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DataError as DatabaseRefusedValue
+from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agent.errors import SldError
 from agent.storage.errors import ConflictError, NotFoundError, RunLost, SchemaOutdated
 
 log = logging.getLogger("sld.api")
+
+DATABASE_RETRY_AFTER_S = 5  # what a 503 for a lost database asks clients to wait
 
 
 class Busy(SldError):
@@ -61,6 +65,17 @@ def install(app: FastAPI) -> None:
         if exc.status_code == 400 and exc.detail == BODY_PARSE_FAILED:
             return JSONResponse({"detail": describe_body_error(exc.__cause__)}, status_code=422)
         return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(OperationalError)
+    @app.exception_handler(InterfaceError)
+    @app.exception_handler(PoolTimeout)
+    async def _database_down(request: Request, exc: Exception):
+        # The connection is gone (server down, network cut, pool exhausted, SQLite locked): the request
+        # may succeed later, so 503 with Retry-After; the driver's text stays in the log (it names hosts).
+        log.warning("database unavailable on %s %s: %s", request.method, request.url.path,
+                    " ".join(str(getattr(exc, "orig", None) or exc).split())[:300])
+        return JSONResponse({"detail": "the database is unavailable; try again shortly"}, status_code=503,
+                            headers={"Retry-After": str(DATABASE_RETRY_AFTER_S)})
 
     @app.exception_handler(DatabaseRefusedValue)
     async def _refused(request: Request, exc: DatabaseRefusedValue):
