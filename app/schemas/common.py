@@ -29,19 +29,26 @@ class RequestModel(BaseModel):
             path, value = stack.pop()
             if isinstance(value, str):
                 if "\x00" in value:
-                    raise ValueError(f"{path or 'the body'}: text must not hold a NUL character")
+                    raise ValueError(f"{_shown(path)}: text must not hold a NUL character")
             elif isinstance(value, int) and not isinstance(value, bool):
                 if abs(value) > sys.float_info.max:
-                    raise ValueError(f"{path or 'the body'}: the integer is too large (the limit is about 1.8e308)")
+                    raise ValueError(f"{_shown(path)}: the integer is too large (the limit is about 1.8e308)")
             elif isinstance(value, dict):
                 for key, item in value.items():
                     key_path = f"{path}.{key}" if path else str(key)
                     if isinstance(key, str) and "\x00" in key:
-                        raise ValueError(f"{key_path!r}: a name must not hold a NUL character")
+                        raise ValueError(f"{_shown(key_path)!r}: a name must not hold a NUL character")
                     stack.append((key_path, item))
             elif isinstance(value, list):
                 stack.extend((f"{path}.{i}" if path else str(i), item) for i, item in enumerate(value))
         return data
+
+
+def _shown(path: str, limit: int = 120) -> str:
+    """Where a bad value sits, short enough for a one-line answer (keys can be long)."""
+    if not path:
+        return "the body"
+    return path if len(path) <= limit else path[:limit] + "..."
 
 
 class PagePublic(BaseModel, Generic[T]):
