@@ -19,6 +19,7 @@ from agent.defaults import (AXIS_MIN_SPAN, DEFAULT_BUDGET, DEFAULT_CAP, DEFAULT_
 from agent.errors import DataError
 from agent.problem import Problem, make_table
 from agent.search import SearchConfig
+from agent.search.units import check_columns
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,7 @@ def plan_discovery(data: pd.DataFrame, request: DiscoveryRequest) -> DiscoveryPl
     axis = list(r.axis) if r.axis is not None else default_axis(table.X, inputs)
     problem = Problem(tuple(inputs), tuple(targets), group=r.group, axis=tuple(axis),
                       max_constants=r.max_constants, description=r.description)
+    check_columns(problem, table)  # a constant column: refused here, not after a futile search
     config = SearchConfig(budget=r.budget, work_budget=r.work_budget or None, time_limit=r.time_limit or None,
                           seed=r.seed, patience=r.patience, workers=r.workers)
     return DiscoveryPlan(problem, config, r.held_out)

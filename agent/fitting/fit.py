@@ -241,9 +241,19 @@ def _fit_block_with(obj, block, options, rng_seed, deadline, warm=None):
 def _finite_or_fail(obj, result):
     """A fit whose predictions on its own rows are not all finite rejects the law."""
     values, _ = result
-    if not np.all(np.isfinite(obj.predict(values))):
-        raise FitError("no start gave finite predictions on every fit row")
+    pred = obj.predict(values)
+    if not np.all(np.isfinite(pred)):
+        raise FitError(f"no start gave finite predictions on every fit row: {_non_finite(pred)}")
     return result
+
+
+def _non_finite(pred: np.ndarray) -> str:
+    """What went wrong, for the user: overflow (inf) or undefined values (NaN), on how many rows."""
+    inf, nan = np.isinf(pred).any(axis=1), np.isnan(pred).any(axis=1)
+    if inf.sum() >= nan.sum():
+        return f"overflow (infinite predictions) on {int(inf.sum())} of {len(pred)} rows"
+    return (f"undefined predictions (NaN: a log or fractional power of a negative number, or 0/0) "
+            f"on {int(nan.sum())} of {len(pred)} rows")
 
 
 def _refine_nonlinear(obj, block, varpro, p0, options):

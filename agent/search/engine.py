@@ -19,6 +19,7 @@ from agent.fitting import FitOptions, resolve_loss
 from agent.problem import Problem, axis_values, make_table
 from agent.search.choice import choose, finalist_pool, form_spread
 from agent.search.compose import compose_best_lines
+from agent.search.failures import empty_search_message
 from agent.search.evaluate import FINALIST_FIT, SEARCH_FIT, EvaluationContext, Selection
 from agent.search.final import FinalLaw, refit_final
 from agent.search.pool import Evaluator
@@ -27,7 +28,7 @@ from agent.search.proposers.base import BudgetExhausted, ProposalContext, Propos
 from agent.search.proposers.offline import OfflineProposer
 from agent.search.records import FINALIST_PREFIX, Candidate, Proposal
 from agent.search.summary import summarize
-from agent.search.units import Units, check_columns, empty_search_message
+from agent.search.units import Units, check_columns
 from agent.splits import make_folds
 
 STATE_VERSION = 1

@@ -25,7 +25,7 @@ Three forms of a law:
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal
 
 import numpy as np
 import pandas as pd
@@ -43,13 +43,21 @@ def input_reference(x: np.ndarray) -> float:
     """Geometric mean to two significant digits (positive), else the power of ten at or above max |x|."""
     x = np.asarray(x, dtype=float)
     if np.all(x > 0):
-        return float(f"{float(np.exp(np.mean(np.log(x)))):.2g}")
+        return _significant(float(np.exp(np.mean(np.log(x)))), 2)
     return _power_of_ten(float(np.max(np.abs(x))), ceil=True)
 
 
 def target_reference(y: np.ndarray) -> float:
     """The power of ten at or below the largest |y|: the normalised target's peak is in [1, 10)."""
     return _power_of_ten(float(np.max(np.abs(y))), ceil=False)
+
+
+def _significant(value: float, digits: int) -> float:
+    """``value`` to ``digits`` significant digits, rounded from its first ``DIGITS`` decimal digits:
+    12.499999999999998 and 12.500000000000002 (1.25 times 10 either way) both give 12."""
+    d = Decimal(f"{value:.{DIGITS - 1}e}")
+    e = d.adjusted()
+    return float(d.scaleb(-e).quantize(Decimal(10) ** (1 - digits), rounding=ROUND_HALF_EVEN).scaleb(e))
 
 
 def _power_of_ten(value: float, *, ceil: bool) -> float:
@@ -97,18 +105,18 @@ class Units:
     # ------------------------------------------------------------ data
 
     def normalise_frame(self, df: pd.DataFrame) -> pd.DataFrame:
+        """Inputs and targets over their references, rounded to ``DIGITS`` (a reference of 1 too:
+        301 * 0.01 is 3.0100000000000002, 301 / 100 is 3.01)."""
         out = df.copy()
         for name, ref in (*self.inputs.items(), *self.targets.items()):
-            if ref != 1.0 and name in out.columns:
+            if name in out.columns:
                 out[name] = _rounded(pd.to_numeric(out[name]).to_numpy(dtype=float) / ref)
         return out
 
     def normalise_table(self, table: Table) -> Table:
-        X = {k: (_rounded(v / self.inputs[k]) if self.inputs.get(k, 1.0) != 1.0 else v) for k, v in table.X.items()}
-        scale = np.array([self.targets[t] for t in self.targets])
-        y = table.y if np.all(scale == 1.0) else np.column_stack(
-            [_rounded(table.y[:, j] / s) if s != 1.0 else table.y[:, j] for j, s in enumerate(scale)])
-        return Table(X, y, table.groups)
+        X = {k: _rounded(v / self.inputs.get(k, 1.0)) for k, v in table.X.items()}
+        y = np.column_stack([_rounded(table.y[:, j] / ref) for j, ref in enumerate(self.targets.values())])
+        return Table(X, y.reshape(table.y.shape), table.groups)
 
     def user_table(self, table: Table) -> Table:
         """A normalised table's inputs back in user units (probe points to evaluate user laws at)."""
@@ -209,21 +217,3 @@ def _rational(value: float) -> sp.Rational:
 def _rounded(values: np.ndarray) -> np.ndarray:
     return np.array([float(f"{v:.{DIGITS}g}") for v in np.asarray(values, dtype=float)], dtype=float)
 
-
-def empty_search_message(candidates, stop_reason: str | None, cap: int) -> str:
-    """Why a search has nothing to report: how many candidates failed at which stage, and the
-    most common reason at each."""
-    if not candidates:
-        return (f"no law was evaluated: no proposal parsed within the cap of {cap} constants (the search "
-                f"stopped: {stop_reason or 'no proposals'}); raise the constant cap")
-    stages: dict[str, list[str]] = {}
-    for c in candidates:
-        reason = c.reason or "unknown"
-        stage, _, detail = reason.partition(": ") if reason.startswith(("parse: ", "fit: ")) else \
-            ("validation", "", reason)
-        stages.setdefault(stage, []).append(detail)
-    parts = []
-    for stage, details in sorted(stages.items(), key=lambda kv: -len(kv[1])):
-        common = max(set(details), key=lambda d: (details.count(d), d))
-        parts.append(f"{len(details)} failed at {stage} (most often: {common})")
-    return f"no candidate could be fitted among {len(candidates)}: " + "; ".join(parts)
