@@ -19,6 +19,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 import sympy as sp
+from sympy.printing.latex import LatexPrinter
 
 from agent.errors import LawError
 
@@ -82,8 +83,9 @@ class Law:
         return dict(zip(self.targets, self.expressions))
 
     def latex(self) -> str:
+        printer = _LatexPrinter()
         return r" \\ ".join(
-            f"{sp.latex(sp.Symbol(t))} = {sp.latex(e)}" for t, e in zip(self.targets, self.expressions)
+            f"{sp.latex(sp.Symbol(t))} = {printer.doprint(e)}" for t, e in zip(self.targets, self.expressions)
         )
 
     def depends_on(self, target: str) -> tuple[str, ...]:
@@ -441,6 +443,24 @@ def _number_text(n: int) -> str:
         return str(n)
     text = f"{n:.15g}"
     return text if int(Decimal(text)) == n else str(n)
+
+
+class _LatexPrinter(LatexPrinter):
+    """Big round numbers (reference scales such as 1.7e+19) as 1.7 \\cdot 10^{19}."""
+
+    def _print_Integer(self, e):
+        text = _number_text(int(e.p))
+        if "e" not in text:
+            return str(e.p)
+        mantissa, exponent = text.split("e")
+        return (f"{mantissa} \\cdot " if mantissa not in ("1", "-1") else "-" * mantissa.startswith("-")) + \
+            f"10^{{{int(exponent)}}}"
+
+    def _print_Rational(self, e):
+        if e.q == 1:
+            return self._print_Integer(e)
+        sign, p = ("- ", -e.p) if e.p < 0 else ("", e.p)
+        return rf"{sign}\frac{{{self._print_Integer(sp.Integer(p))}}}{{{self._print_Integer(sp.Integer(e.q))}}}"
 
 
 class _LawPrinter(sp.printing.str.StrPrinter):

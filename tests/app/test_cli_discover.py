@@ -49,6 +49,11 @@ def test_discover_on_a_csv_recovers_a_law_that_extrapolates_within_one_percent(s
     ("N,loss\n1,2\nabc,3\n4,1\n", ["--inputs", "N", "--target", "loss"], "not numeric"),
     ("N,loss\n1,2\n2,3\n4,1\n", ["--inputs", "N", "--target", "loss", "--axis", "T"], "column 'T' is not in the data"),
     ("N,loss\n1,2\n", ["--inputs", "N"], "--target"),
+    # refused before the search, saying what to do (issue 18)
+    ("N,vocab,loss\n1,5,2\n2,5,3\n4,5,1\n8,5,0.5\n", ["--inputs", "N,vocab", "--target", "loss"],
+     "input 'vocab' has the same value (5) in every row, so no law can learn its effect; leave it out"),
+    ("N,loss\n1,2\n2,2\n4,2\n8,2\n", ["--inputs", "N", "--target", "loss"],
+     "target 'loss' has the same value (2) in every row: there is nothing to fit"),
 ])
 def test_bad_input_gets_one_clear_line(sld, tmp_path, content, args, message):
     path = tmp_path / "bad.csv"

@@ -101,6 +101,7 @@ def test_laws_with_references_from_1e_minus_30_to_1e30_parse_and_print_back():
     units = Units({"x": 1.7e26}, {"y": 1.0}, frozenset({"x"}))
     again = parse_law(units.render(["y"], units.inner(law).expressions), ["x"], ["y"])
     assert units.inner(again).expressions == units.inner(law).expressions
+    assert r"\left(\frac{x}{1.7 \cdot 10^{26}}\right)" in law.latex()
 
 
 # ------------------------------------------------------------------ refusals and empty searches
