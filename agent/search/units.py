@@ -74,7 +74,8 @@ def written(name: str, reference: float) -> str:
 
 
 def check_columns(problem: Problem, table: Table) -> None:
-    """Refuse, before any search, columns no law can use, saying what to do instead."""
+    """Refuse, before any search, columns no law can use (a constant one, an axis of two values),
+    saying what to do instead.  A non-axis input with two values (a flag) is fine."""
     for name in problem.inputs:
         values = np.unique(table.X[name])
         if len(values) == 1:
@@ -85,6 +86,12 @@ def check_columns(problem: Problem, table: Table) -> None:
         if len(values) == 1:
             raise DataError(f"target {name!r} has the same value ({values[0]:g}) in every row: there is "
                             "nothing to fit")
+    if problem.axis and set(problem.axis) <= set(table.X):
+        levels = len(np.unique(np.column_stack([table.X[a] for a in problem.axis]), axis=0))
+        if levels < 3:
+            raise DataError(f"the axis ({', '.join(problem.axis)}) has only {levels} distinct values; "
+                            "validating extrapolation along it needs at least 3 (fit on the lower ones, "
+                            "validate on the highest): add runs at more values, or choose another axis")
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,8 @@ def test_discover_on_a_csv_recovers_a_law_that_extrapolates_within_one_percent(s
      "input 'vocab' has the same value (5) in every row, so no law can learn its effect; leave it out"),
     ("N,loss\n1,2\n2,2\n4,2\n8,2\n", ["--inputs", "N", "--target", "loss"],
      "target 'loss' has the same value (2) in every row: there is nothing to fit"),
+    ("N,loss\n1,2\n1,2.1\n10,1\n10,1.1\n", ["--inputs", "N", "--target", "loss"],
+     "the axis (N) has only 2 distinct values; validating extrapolation along it needs at least 3"),
 ])
 def test_bad_input_gets_one_clear_line(sld, tmp_path, content, args, message):
     path = tmp_path / "bad.csv"

@@ -115,6 +115,14 @@ def test_a_constant_column_is_refused_before_the_search_with_what_to_do():
         Search(Problem(("N",), ("loss",)), df, CHEAP)
 
 
+def test_an_axis_of_two_values_is_refused_but_an_input_of_two_values_is_welcome():
+    df = pd.DataFrame({"N": np.repeat([1e8, 1e9], 4), "flag": np.tile([0.0, 1.0], 4), "loss": np.linspace(3, 2, 8)})
+    with pytest.raises(DataError, match=r"the axis \(N\) has only 2 distinct values.* add runs at more values"):
+        Search(Problem(("N", "flag"), ("loss",), axis=("N",)), df, CHEAP)
+    df["N"] = np.geomspace(1e8, 1e9, 8)
+    assert Search(Problem(("N", "flag"), ("loss",), axis=("N",)), df, CHEAP).summary["inputs"]["flag"]["distinct"] == 2
+
+
 def test_an_empty_search_says_which_stage_failed_how_often_and_why():
     class Failed:
         def __init__(self, reason):
