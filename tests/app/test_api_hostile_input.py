@@ -125,7 +125,8 @@ def test_nul_characters_in_runs_laws_and_paths_are_refused(client, dataset_id):
     assert client.get("/runs").json()["total"] == 0
     r = client.post("/predict", json={"lines": ["loss = a*N\x00"], "constants": {"a": 1}, "points": [{"N": 1}]})
     assert_refused(client, r, "lines.0: text must not hold a NUL character")
-    r = client.post("/predict", json={"lines": ["loss = a*N"], "constants": {"a": 1}, "points": [{"k" * 50_000: "\x00"}]})
+    r = client.post("/predict", json={"lines": ["loss = a*N"], "constants": {"a": 1},
+                                      "points": [{"k" * 50_000: "\x00"}]})
     assert_refused(client, r, "...: text must not hold a NUL character")
     assert len(r.text) < 1000  # the 50,000-character key is not echoed back
     assert_refused(client, client.post("/tasks/sft%00/import"), "String should match pattern")

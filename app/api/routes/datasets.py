@@ -91,7 +91,8 @@ def get_dataset(dataset_id: DatasetId, storage: StorageDep) -> DatasetPublic:
 
 @router.post("/{dataset_id}/rows", response_model=DatasetPublic, openapi_extra=_body_doc(RowsAppend),
              summary="Append rows (JSON or CSV) with the dataset's columns")
-async def append_rows(dataset_id: DatasetId, request: Request, storage: StorageDep, settings: SettingsDep) -> DatasetPublic:
+async def append_rows(dataset_id: DatasetId, request: Request, storage: StorageDep,
+                      settings: SettingsDep) -> DatasetPublic:
     df, fields = await _read_rows(request, settings.max_rows_per_request)
     if fields:
         raise DataError(f"unknown field(s) {', '.join(sorted(fields))}; send only rows")
