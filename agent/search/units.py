@@ -19,12 +19,16 @@ Three forms of a law:
 * the *fitted* law: the inner law, fitted to the normalised target.  Where a
   target's expression is linear in some constants with no part free of them
   (``c0 + c1*N**-a0``; most laws) those constants absorb the target's scale
-  and are the only ones converted (times the reference); elsewhere the
-  expression is divided by the reference, and the constants are in user units.
+  and are the only ones converted (times the reference); where it is
+  ``exp(c + ...)`` times anything free of c, c absorbs it (plus the log of the
+  reference).  Then the fitted numbers are the same in any units.  Elsewhere
+  (``(c1*N**-a + c2)**e``) the expression is divided by the reference and its
+  constants are in user units: such fits are equivariant only as far as the
+  optimiser finds the same optimum from other starting values.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_EVEN, Decimal
 
 import numpy as np
@@ -147,16 +151,23 @@ class Units:
     def fitted(self, law: Law) -> "FittedForm":
         """The form fitted to normalised rows, and how its constants become the user's."""
         inner = self.inner(law)
-        exprs, scale = [], {}
+        exprs, scale, shift = [], {}, {}
         for j, (target, expr) in enumerate(zip(law.targets, inner.expressions)):
             ref = self.targets.get(target, 1.0)
-            absorbing = _scale_constants(inner.expressions, j, set(law.constants)) if ref != 1.0 else ()
+            if ref == 1.0:
+                exprs.append(expr)
+                continue
+            mine = _own_constants(inner.expressions, j, law.constants)
+            absorbing = _scale_constants(expr, mine)
+            exponent = None if absorbing else _log_shift_constant(expr, mine)
             if absorbing:
                 scale.update({c: ref for c in absorbing})
-            exprs.append(expr if ref == 1.0 or absorbing else expr / _rational(ref))
+            elif exponent:
+                shift[exponent] = float(np.log(ref))
+            exprs.append(expr if absorbing or exponent else expr / _rational(ref))
         fitted = inner if all(a is b for a, b in zip(exprs, inner.expressions)) else \
             _law(law, tuple(exprs), inner.complexity)
-        return FittedForm(law, fitted, scale)
+        return FittedForm(law, fitted, scale, shift)
 
     def _complexity(self, exprs) -> int:
         weights = {sp.Symbol(x): RATIO_WEIGHT for x in self.ratios}
@@ -170,29 +181,39 @@ def fitted_form(units: Units | None, law: Law) -> "FittedForm":
 
 @dataclass(frozen=True)
 class FittedForm:
+    """A law as fitted (normalised rows) and how its constants become the user's:
+    ``user = fitted * scale + shift`` (absent: 1 and 0)."""
+
     user: Law                   # the law as written, in user units
     law: Law                    # over normalised inputs, predicting the normalised target
-    scale: dict[str, float]     # user constant = fitted constant * scale (absent: 1)
+    scale: dict[str, float]     # linear constants that carry the target's scale
+    shift: dict[str, float] = field(default_factory=dict)  # exp(c + ...): c carries it as log(ref)
 
     def to_user(self, constants: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
-        if not self.scale:
+        if not self.scale and not self.shift:
             return constants
-        return {g: {c: v * self.scale.get(c, 1.0) for c, v in vals.items()} for g, vals in constants.items()}
+        return {g: {c: v * self.scale.get(c, 1.0) + self.shift.get(c, 0.0) for c, v in vals.items()}
+                for g, vals in constants.items()}
 
     def to_fitted(self, constants: dict | None) -> dict | None:
-        if not constants or not self.scale:
+        if not constants or (not self.scale and not self.shift):
             return constants
-        return {g: {c: v / self.scale.get(c, 1.0) for c, v in vals.items()} for g, vals in constants.items()}
+        return {g: {c: (v - self.shift.get(c, 0.0)) / self.scale.get(c, 1.0) for c, v in vals.items()}
+                for g, vals in constants.items()}
 
 
-def _scale_constants(exprs, j: int, constants) -> tuple[str, ...]:
-    """Constants of target j in which its expression is linear with no part free of them (so
-    multiplying them all by s multiplies the prediction by s), shared with no other target."""
-    expr = exprs[j]
+def _own_constants(exprs, j: int, constants) -> list[sp.Symbol]:
+    """Target j's constants that no other target uses, in name order (a choice that depends on
+    the expression alone, the same for the user's and the inner law)."""
     others = set().union(*(e.free_symbols for k, e in enumerate(exprs) if k != j))
-    mine = sorted((s for s in expr.free_symbols - others if s.name in constants), key=lambda s: s.name)
+    return sorted((s for s in exprs[j].free_symbols - others if s.name in constants), key=lambda s: s.name)
+
+
+def _scale_constants(expr: sp.Expr, candidates) -> tuple[str, ...]:
+    """Constants in which ``expr`` is linear with no part free of them: multiplying them all
+    by s multiplies the prediction by s (``c0 + c1*N**-a``: c0 and c1)."""
     chosen: list[sp.Symbol] = []
-    for c in mine:  # greedy in name order: a choice that depends on the expression alone
+    for c in candidates:  # greedy
         d = sp.diff(expr, c)
         if d == 0 or c in d.free_symbols or any(sp.diff(d, o) != 0 for o in chosen):
             continue
@@ -200,6 +221,16 @@ def _scale_constants(exprs, j: int, constants) -> tuple[str, ...]:
     if not chosen or expr.xreplace({c: 0 for c in chosen}) != 0:
         return ()
     return tuple(c.name for c in chosen)
+
+
+def _log_shift_constant(expr: sp.Expr, candidates) -> str | None:
+    """A constant c with ``expr = exp(c)*F``, F free of c (``exp(c + b*log(N))``): adding log(s)
+    to it multiplies the prediction by s."""
+    logged = sp.expand_log(sp.log(expr), force=True)
+    for c in candidates:
+        if sp.diff(logged, c) == 1:
+            return c.name
+    return None
 
 
 def _law(like: Law, exprs: tuple, complexity: int) -> Law:

@@ -91,9 +91,14 @@ def test_constants_that_carry_the_target_scale_are_the_only_ones_converted():
     form = units.fitted(parse_law("loss = E + A*N**(-a)", ["N"], ["loss"]))
     assert form.scale == {"A": 1e4, "E": 1e4}                       # the exponent keeps its value
     assert form.to_user({"g": {"E": 1.5, "A": 3.0, "a": 0.3}}) == {"g": {"E": 15000.0, "A": 30000.0, "a": 0.3}}
-    # no constant can absorb the scale of exp(c + ...): the fitted form is divided by it instead
-    form = units.fitted(parse_law("loss = exp(c + b*log(N))", ["N"], ["loss"]))
-    assert form.scale == {} and "/10000" in form.law.lines[0]
+    # in exp(c + ...) the constant c carries the scale as its log
+    law = parse_law("loss = exp(c + b*log(N))", ["N"], ["loss"])
+    form = units.fitted(law)
+    assert form.scale == {} and form.shift == {"c": pytest.approx(np.log(1e4))}
+    assert form.law.expressions == law.expressions  # fitted as it is, to the normalised target
+    # no constant can absorb it in a power of a sum: the fitted form is divided by the scale instead
+    form = units.fitted(parse_law("loss = (c1*N**(-a) + c2)**e", ["N"], ["loss"]))
+    assert form.scale == form.shift == {} and "/10000" in form.law.lines[0]
 
 
 def test_laws_with_references_from_1e_minus_30_to_1e30_parse_and_print_back():
