@@ -105,6 +105,12 @@ class LawSearch:
         pred = self.best_.predict(df, group=_GROUP if groups is not None else None)
         return pred[:, 0] if self._single_output else pred
 
+    @property
+    def selection_(self) -> dict:
+        """How the law was chosen: the parsimony margin, the finalists within it, and the spread of
+        their predictions at 2x, 4x and 10x the largest axis value (the form's own uncertainty)."""
+        return dict(self.best_.selection)
+
     def sympy(self) -> sp.Expr | dict[str, sp.Expr]:
         exprs = self.best_.law().sympy()
         return next(iter(exprs.values())) if len(exprs) == 1 else exprs

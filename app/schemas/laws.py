@@ -69,6 +69,10 @@ class BestLawPublic(BaseModel):
     test: dict[str, Any] | None = None
     proposer: str | None = None
     lineage: list[LineageStep] = Field(default_factory=list, description="ancestors, nearest first")
+    selection: dict[str, Any] | None = Field(
+        default=None, description="how the final law was chosen: the parsimony margin in decades, how many "
+        "finalists scored within it, and the spread of their predictions beyond the data (median of "
+        "(max - min)/|law| at 2x, 4x and 10x the largest axis value): the form's own uncertainty")
 
 
 class PredictCreate(RequestModel):

@@ -43,7 +43,8 @@ def best_law(storage: BaseStorage, run: RunRecord) -> BestLawPublic:
             proposer, score = (source.proposer, source.score) if source else (None, run.best_score)
         return _public(run, list(final["law"]), final["constants"], final=True, candidate_id=final.get("candidate_id"),
                        score=score, validation=final.get("validation", {}), train=final.get("train", {}),
-                       test=final.get("test"), proposer=proposer, lineage=lineage)
+                       test=final.get("test"), proposer=proposer, lineage=lineage,
+                       selection=final.get("selection") or None)
     best = storage.best_candidate(run.id)
     if best is None:
         n = run.progress.get("candidates", 0)

@@ -47,6 +47,8 @@ def test_the_best_law_has_formula_constants_scores_and_lineage(client, done_run)
     assert best["validation"]["r2"] > 0.9 and best["train"]["r2"] > 0.99
     for step in best["lineage"]:
         assert step["id"] < best["candidate_id"]
+    # how it was chosen: the parsimony margin and the close finalists (their spread beyond the data)
+    assert best["selection"]["margin"] > 0 and best["selection"]["close_finalists"] >= 1
     same = client.get(f"/datasets/{done_run['dataset_id']}/best-law").json()
     assert same["run_id"] == done_run["id"] and same["lines"] == best["lines"]
 

@@ -16,12 +16,13 @@ RECORD_KEYS = {"problem", "family", "r2", "nmse", "err_at_largest", "best_textbo
                "win", "n_constants", "complexity", "law", "seconds", "textbooks", "error"}
 
 
-def test_the_search_runs_with_the_defaults_of_sld_discover():
+def test_the_search_runs_with_the_defaults_of_sld_discover_at_a_quarter_of_its_work():
     from app.discovery import DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, DEFAULT_WORK
 
     config = search_config(seed=3)
     assert (config.budget, config.work_budget, config.time_limit, config.seed) == (
-        DEFAULT_BUDGET, DEFAULT_WORK, DEFAULT_TIME_LIMIT, 3)
+        DEFAULT_BUDGET, DEFAULT_WORK / 4, DEFAULT_TIME_LIMIT, 3)
+    assert search_config(work=DEFAULT_WORK).work_budget == DEFAULT_WORK  # the full effort on request
     small = search_config(budget=30, work=20_000, time_limit=0, workers=1)
     assert (small.budget, small.work_budget, small.time_limit, small.workers) == (30, 20_000, None, 1)
 

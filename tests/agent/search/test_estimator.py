@@ -23,6 +23,8 @@ def test_fit_predict_and_the_equations_table(power_law_data):
     assert table["score"].is_monotonic_decreasing
     assert isinstance(model.sympy(), sp.Expr)
     assert "N" in model.latex()
+    # how the law was chosen travels with it: the margin and the close finalists' spread beyond the data
+    assert model.selection_["margin"] > 0 and model.selection_["close_finalists"] >= 1
 
 
 def test_a_grouped_law_needs_groups_to_predict(power_law_data):
