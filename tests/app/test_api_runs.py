@@ -109,14 +109,20 @@ def test_a_running_run_stops_at_the_end_of_a_generation_when_cancelled(client, s
     assert done["final"]["law"]  # the best law so far is still reported
 
 
-def test_a_run_that_cannot_fit_anything_fails_with_a_reason(client, worker):
-    flat = [{"x": x, "y": 1.0} for x in (1.0, 2.0, 3.0, 4.0)]  # a constant target: every law is rejected
+def test_a_run_that_cannot_fit_anything_is_refused_when_queued_or_fails_with_a_reason(client, storage, worker):
+    flat = [{"x": x, "y": 1.0} for x in (1.0, 2.0, 3.0, 4.0)]  # a constant target: there is nothing to fit
     ds = client.post("/datasets", json={"rows": flat}).json()
-    run = client.post("/runs", json={"dataset_id": ds["id"], "inputs": ["x"], "targets": ["y"], "budget": 5}).json()
+    r = client.post("/runs", json={"dataset_id": ds["id"], "inputs": ["x"], "targets": ["y"], "budget": 5})
+    assert r.status_code == 422 and "'y' has the same value (1) in every row" in r.json()["detail"]
+    assert client.get("/runs").json()["total"] == 0
+    # a run stored before that check existed (a spec of the older shape) fails with the reason, not a crash
+    old = storage.create_run(ds["id"], {"inputs": ["x"], "targets": ["y"], "group": None, "axis": ["x"],
+                                        "max_constants": 4, "budget": 5, "seed": 0, "time_limit": None,
+                                        "patience": None, "proposers": [{"kind": "offline", "weight": 1.0}],
+                                        "test_split": None, "task": None})
     worker.run_once()
-    failed = client.get(f"/runs/{run['id']}").json()
-    assert failed["state"] == "failed" and failed["error"] == "no candidate law could be fitted to the data"
-    assert failed["progress"]["candidates"] == 5
+    failed = client.get(f"/runs/{old.id}").json()
+    assert failed["state"] == "failed" and "'y' has the same value (1) in every row" in failed["error"]
 
 
 def test_a_crashing_search_fails_its_run_and_the_worker_carries_on(client, worker, dataset_id, monkeypatch):
