@@ -30,6 +30,7 @@ def spy_on_resume(monkeypatch):
     return seen
 
 
+@pytest.mark.slow  # a full search and its finalists: about 30 s
 def test_a_resumed_run_searches_with_its_stored_config(storage, settings, worker, spy_on_resume):
     dataset = storage.create_dataset(toy_rows())
     request = RunCreate(dataset_id=dataset.id, inputs=["N"], targets=["loss"], group="group", max_constants=4,
