@@ -18,7 +18,7 @@ work against it, as PySR's ``model_selection`` names its policy:
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -68,24 +68,26 @@ def is_prior(candidate: Candidate) -> bool:
     return is_prior_shape(candidate.meta.get("shape"))
 
 
-def choose(candidates: Sequence[Candidate], margin: float, plain_loss: str,
-           prefer_prior: bool = False) -> tuple[Candidate | None, list[Candidate]]:
+def choose(candidates: Sequence[Candidate], margin: float, plain_loss: str, prefer_prior: bool = False,
+           score_of: Callable[[Candidate], float] | None = None) -> tuple[Candidate | None, list[Candidate]]:
     """The law to report and the finalists within the margin of the best (the close ones).
 
     Finalists are compared among themselves only: their careful fits make
-    scores that the screening scores cannot be compared with.
+    scores that the screening scores cannot be compared with.  ``score_of``
+    ranks them (default: the search's score).
     """
     ok = [c for c in candidates if c.ok]
     finalists = [c for c in ok if c.finalist] or ok
     if not finalists:
         return None, []
-    best = max(finalists, key=lambda c: (c.score, -c.id))
-    close = [c for c in finalists if c.score >= best.score - margin]
+    score = {c.id: (c.score if score_of is None else score_of(c)) for c in finalists}
+    top = max(score.values())
+    close = [c for c in finalists if score[c.id] >= top - margin]
 
     def order(c: Candidate):
         prior_first = (not is_prior(c)) if prefer_prior else False
         return (prior_first, c.n_constants if prefer_prior else 0, c.complexity,
-                c.fit.get("method", plain_loss) != plain_loss, -c.score, c.id)
+                c.fit.get("method", plain_loss) != plain_loss, -score[c.id], c.id)
 
     return min(close, key=order), close
 

@@ -20,7 +20,7 @@ from agent.problem import Problem, axis_values, make_table
 from agent.search.choice import choose, finalist_pool, form_spread
 from agent.search.compose import compose_best_lines
 from agent.search.failures import empty_search_message
-from agent.search.evaluate import FINALIST_FIT, SEARCH_FIT, EvaluationContext, Selection
+from agent.search.evaluate import FINALIST_FIT, SEARCH_FIT, EvaluationContext, Selection, rescored
 from agent.search.final import FinalLaw, refit_final
 from agent.search.pool import Evaluator
 from agent.search.probes import build_probes
@@ -181,7 +181,12 @@ class Search:
         if self.best is None:
             return None, []
         sel = self.config.selection
-        return choose(self.candidates, sel.parsimony_margin, resolve_loss("auto", self.table.y), sel.prefer_prior)
+        def score_of(c: Candidate) -> float:
+            value = rescored(c.validation, c.complexity, sel, sel.final_disagreement_weight)
+            return c.score if value is None else value
+
+        return choose(self.candidates, sel.parsimony_margin, resolve_loss("auto", self.table.y), sel.prefer_prior,
+                      score_of)
 
     def refine(self) -> list[Candidate]:
         """Re-score the best distinct laws as finalists, with careful fits and each loss (once per run).

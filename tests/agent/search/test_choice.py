@@ -67,3 +67,23 @@ def test_the_spread_of_the_close_finalists_is_measured_beyond_the_data():
     spread = form_spread(a, [a, b], problem, probes)
     assert spread["finalists"] == 2 and abs(spread["2x"] - 0.1) < 1e-12
     assert form_spread(a, [a], problem, probes) is None  # a lone finalist has no spread to report
+
+
+def test_the_final_choice_leaves_the_folds_disagreement_out_of_the_finalists_scores():
+    """Fold fits of a true form with more constants wobble beyond the data; careful finalists are
+    ranked on their validation error alone (Selection.final_disagreement_weight)."""
+    from agent.search.evaluate import Selection, rescored
+
+    sel = Selection()
+    steady = cand(0, score=0.0, n_constants=3, complexity=10)
+    wobbly = cand(1, score=0.0, n_constants=5, complexity=20)
+    parts = {0: {"fold_nmse": [0.01], "disagreement": 0.0, "folds_ordered": True},
+             1: {"fold_nmse": [0.001], "disagreement": 0.05, "folds_ordered": True}}
+    steady = Candidate(**{**steady.__dict__, "validation": parts[0]})
+    wobbly = Candidate(**{**wobbly.__dict__, "validation": parts[1]})
+
+    def with_weight(w):
+        return lambda c: rescored(c.validation, c.complexity, sel, w)
+
+    assert choose([steady, wobbly], 0.2, "log", score_of=with_weight(1.0))[0] is steady
+    assert choose([steady, wobbly], 0.2, "log", score_of=with_weight(sel.final_disagreement_weight))[0] is wobbly

@@ -129,3 +129,13 @@ def test_a_law_that_turns_or_goes_negative_only_far_beyond_the_data_is_implausib
     turns = {g: {**sane[g], "q": 0.02} for g in sane}
     penalty, notes = _implausibility(bowl, turns, ctx)
     assert penalty > 0 and any("turns around" in n for n in notes)
+
+
+def test_the_score_is_a_pure_function_of_the_parts_a_candidate_records(power_law_problem, power_law_data):
+    from agent.search.evaluate import rescored
+
+    ctx = context(power_law_problem, power_law_data)
+    out = evaluate_lines(FRAGILE_FORM, ctx, seed=0)
+    again = rescored(out["validation"], out["complexity"], ctx.selection, ctx.selection.disagreement_weight)
+    assert again == out["score"]
+    assert rescored(out["validation"], out["complexity"], ctx.selection, 0.0) > out["score"]
