@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from agent.defaults import DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, DEFAULT_WORK
 from agent.errors import LawError
 from agent.expressions import parse_law
 from agent.fitting import FitOptions, resolve_loss
@@ -36,15 +37,15 @@ STATE_VERSION = 1
 
 @dataclass(frozen=True)
 class SearchConfig:
-    budget: int = 500                 # candidates evaluated (rejected ones count)
-    work_budget: float | None = None  # model evaluations summed over all fits: a seeded, machine-
+    budget: int = DEFAULT_BUDGET      # candidates evaluated (rejected ones count)
+    work_budget: float | None = DEFAULT_WORK  # model evaluations summed over all fits: a seeded, machine-
                                       # independent effort budget (a time limit is not reproducible)
     seed: int = 0
     islands: int = 4
     population: int = 10              # kept per island
     children: int = 6                 # proposals per island per generation
     migration_every: int = 3          # generations
-    time_limit: float | None = None   # seconds of search (not counting the final refit)
+    time_limit: float | None = DEFAULT_TIME_LIMIT  # seconds of search (not the final refit): a safety net
     patience: int | None = None       # generations without improvement
     target_score: float | None = None
     workers: int = 1
