@@ -136,6 +136,7 @@ def _report(p: dict, console: Console) -> None:
     v = p["validation"]
     console.print(f"[bold]Validation[/] (extrapolation tail of the training rows): R² {v['r2']:.4f}, "
                   f"NMSE {v['nmse']:.4g}; per fold R² " + ", ".join(f"{r:.4f}" for r in v.get("fold_r2", [])))
+    _report_selection(p.get("selection") or {}, console)
     s = p["search"]
     console.print(f"[bold]Search[/]: {s['candidates']} laws in {s['generation']} generations, "
                   f"{s['rejected']} rejected, {s['seconds']:.1f}s, stopped by {s['stop_reason']}")
@@ -146,6 +147,19 @@ def _report(p: dict, console: Console) -> None:
                       f"NMSE {p['test']['nmse']:.4g}")
     if p.get("human"):
         console.print(f"[bold]Human law, refitted the same way[/]: R² {p['human']['r2']:.4f}")
+
+
+def _report_selection(sel: dict, console: Console) -> None:
+    """The close finalists and how far apart they predict beyond the data: the form's own uncertainty."""
+    if not sel:
+        return
+    line = (f"[bold]Choice[/]: the simplest of {sel.get('close_finalists', 1)} finalist(s) within "
+            f"{sel.get('margin', 0):g} decades of the best")
+    spread = sel.get("spread") or {}
+    parts = [f"{spread[k]:.1%} at {k}" for k in ("2x", "4x", "10x") if spread.get(k) is not None]
+    if parts:
+        line += "; their predictions spread " + ", ".join(parts) + " the largest axis value"
+    console.print(line, highlight=False)
 
 
 @cli.command("predict")

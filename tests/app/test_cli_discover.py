@@ -34,8 +34,10 @@ def test_discover_on_a_csv_recovers_a_law_that_extrapolates_within_one_percent(s
                  "--budget", "120", "--time-limit", "0", "--workers", "1", "--json", "--save", str(law_json))
     assert result.exit_code == 0, result.stderr
     payload = json.loads(result.stdout)
-    assert set(payload) >= {"law", "constants", "inputs", "targets", "validation", "test"}
+    assert set(payload) >= {"law", "constants", "inputs", "targets", "validation", "test", "selection"}
     assert payload["inputs"] == ["N", "D"] and payload["targets"] == ["loss"]
+    # beside the law: how many finalists were as good, and how far apart they predict beyond the data
+    assert payload["selection"]["close_finalists"] >= 1 and payload["selection"]["margin"] > 0
     predicted = sld("predict", "--law", str(law_json), "--csv", str(points_csv))
     assert predicted.exit_code == 0, predicted.stderr
     out = pd.read_csv(__import__("io").StringIO(predicted.stdout))
