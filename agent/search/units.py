@@ -9,22 +9,23 @@ from decimal digits, so scaling a column by exactly 10^k scales its reference
 by exactly 10^k, and the data the search sees, rounded to ``DIGITS``
 significant digits after normalisation, are the very same numbers.
 
-Three forms of a law:
+Two forms of a law:
 
 * the user's text, in user units, ``loss = c0 + c1*(N/3.2e+07)**(-a0)``: what
   candidates store and users read; its constants are in user units;
-* the *inner* law, the same expression over normalised inputs
-  (``c0 + c1*N**(-a0)``): what the offline proposer mutates and the search
-  counts (complexity), identical whatever the units;
-* the *fitted* law: the inner law, fitted to the normalised target.  Where a
-  target's expression is linear in some constants with no part free of them
-  (``c0 + c1*N**-a0``; most laws) those constants absorb the target's scale
-  and are the only ones converted (times the reference); where it is
-  ``exp(c + ...)`` times anything free of c, c absorbs it (plus the log of the
-  reference).  Then the fitted numbers are the same in any units.  Elsewhere
-  (``(c1*N**-a + c2)**e``) the expression is divided by the reference and its
-  constants are in user units: such fits are equivariant only as far as the
-  optimiser finds the same optimum from other starting values.
+* the *fitted* form (``Units.fitted``), the same law over normalised inputs and
+  the normalised target (``c0 + c1*N**(-a0)``): what the search fits, scores,
+  counts (complexity) and the offline proposer mutates, the same whatever the
+  units.  Where a target's expression is linear in some constants with no part
+  free of them (``c0 + c1*N**-a0``; most laws) those constants carry the
+  target's scale and are the only ones converted (times the reference); where
+  it is ``exp(c + ...)`` times anything free of c, c carries it (plus the log
+  of the reference).  Where no constant can (``c0 + exp(b*N)``: the amplitude
+  1 is a statement in some units), the user's text is the fitted form times
+  the reference, ``loss = 10*(c0 + exp(b*(N/3.2e+07)))``, which the proposer
+  writes and the fit divides back out exactly.  A law written by someone else
+  without that factor is fitted as written, in user units: correct, but
+  equivariant only as far as the optimiser finds the same optimum.
 """
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ import pandas as pd
 import sympy as sp
 
 from agent.errors import DataError
-from agent.expressions import Law, law_to_text
+from agent.expressions import Law, law_to_text, parse_law
 from agent.problem import Problem, Table
 
 DIGITS = 12          # significant digits of normalised data: x*10^k/ref*10^k and x/ref agree on them
@@ -143,31 +144,53 @@ class Units:
             return replace(law, complexity=self._complexity(exprs))
         return _law(law, exprs, self._complexity(exprs))
 
-    def render(self, targets, exprs) -> tuple[str, ...]:
-        """Inner expressions as law lines in user units: every input written ``(x/ref)``."""
-        names = {x: written(x, r) for x, r in self.inputs.items() if r != 1.0}
-        return tuple(law_to_text(t, e, names=names) for t, e in zip(targets, exprs))
-
     def fitted(self, law: Law) -> "FittedForm":
-        """The form fitted to normalised rows, and how its constants become the user's."""
+        """The law as the search sees it (normalised inputs and targets), and how its constants
+        become the user's.  The offline proposer mutates this form too."""
         inner = self.inner(law)
         exprs, scale, shift = [], {}, {}
         for j, (target, expr) in enumerate(zip(law.targets, inner.expressions)):
             ref = self.targets.get(target, 1.0)
-            if ref == 1.0:
-                exprs.append(expr)
-                continue
-            mine = _own_constants(inner.expressions, j, law.constants)
-            absorbing = _scale_constants(expr, mine)
-            exponent = None if absorbing else _log_shift_constant(expr, mine)
-            if absorbing:
-                scale.update({c: ref for c in absorbing})
-            elif exponent:
-                shift[exponent] = float(np.log(ref))
-            exprs.append(expr if absorbing or exponent else expr / _rational(ref))
-        fitted = inner if all(a is b for a, b in zip(exprs, inner.expressions)) else \
-            _law(law, tuple(exprs), inner.complexity)
-        return FittedForm(law, fitted, scale, shift)
+            kind, names = _absorbed(inner.expressions, j, law.constants) if ref != 1.0 else ("", ())
+            scale.update({c: ref for c in names if kind == "scale"})
+            shift.update({c: float(np.log(ref)) for c in names if kind == "shift"})
+            exprs.append(expr / _rational(ref) if kind == "divide" else expr)
+        if all(a is b for a, b in zip(exprs, inner.expressions)):
+            return FittedForm(law, inner, scale, shift)
+        return FittedForm(law, _law(law, tuple(exprs), self._complexity(exprs)), scale, shift)
+
+    def render(self, targets, exprs) -> tuple[str, ...]:
+        """Expressions of the fitted form as law lines in user units: every input written
+        ``(x/ref)``, and a target no constant can carry the scale of multiplied by its reference
+        (``10*(c0 + exp(b0*x))``: the amplitude 1 is in the normalised target's units)."""
+        names = {x: written(x, r) for x, r in self.inputs.items() if r != 1.0}
+        constants = {s.name for e in exprs for s in e.free_symbols} - set(self.inputs)
+        lines = []
+        for j, (target, expr) in enumerate(zip(targets, exprs)):
+            line = law_to_text(target, expr, names=names)
+            ref = self.targets.get(target, 1.0)
+            if ref != 1.0 and _absorbed(exprs, j, constants)[0] == "divide":
+                # the whole body in parentheses: 0.1*(a + b)*c would distribute 0.1 over a + b alone
+                line = f"{target} = {ref:g}*({line.split(' = ', 1)[1]})"
+            lines.append(line)
+        return tuple(lines)
+
+    def with_target_scales(self, lines, inputs) -> tuple[str, ...]:
+        """Law text meant for normalised targets (the seed library's), in user units: a target no
+        constant can carry the scale of gets its reference as a factor, as ``render`` writes it."""
+        if all(r == 1.0 for r in self.targets.values()):
+            return tuple(lines)
+        targets = list(self.targets)
+        exprs = self.inner(parse_law(lines, inputs, targets)).expressions
+        constants = {s.name for e in exprs for s in e.free_symbols} - set(inputs)
+        out = []
+        for line in lines:
+            name, body = (part.strip() for part in line.split("=", 1))
+            j = targets.index(name) if name in targets else None
+            if j is not None and self.targets[name] != 1.0 and _absorbed(exprs, j, constants)[0] == "divide":
+                line = f"{name} = {self.targets[name]:g}*({body})"
+            out.append(line)
+        return tuple(out)
 
     def _complexity(self, exprs) -> int:
         weights = {sp.Symbol(x): RATIO_WEIGHT for x in self.ratios}
@@ -200,6 +223,17 @@ class FittedForm:
             return constants
         return {g: {c: (v - self.shift.get(c, 0.0)) / self.scale.get(c, 1.0) for c, v in vals.items()}
                 for g, vals in constants.items()}
+
+
+def _absorbed(exprs, j: int, constants) -> tuple[str, tuple[str, ...]]:
+    """How target j's expression carries a change of the target's scale: ("scale", linear
+    constants), ("shift", (c,)) for exp(c + ...), or ("divide", ()) when no constant can."""
+    mine = _own_constants(exprs, j, constants)
+    linear = _scale_constants(exprs[j], mine)
+    if linear:
+        return "scale", linear
+    exponent = _log_shift_constant(exprs[j], mine)
+    return ("shift", (exponent,)) if exponent else ("divide", ())
 
 
 def _own_constants(exprs, j: int, constants) -> list[sp.Symbol]:

@@ -29,9 +29,9 @@ class OfflineProposer(Proposer):
     The first calls hand out the seed library (every classic shape over the
     dataset's inputs); afterwards each proposal mutates a parent, crosses it
     with an inspiration, or copies one target's form onto the other targets.
-    Mutations act on the inner law, over normalised inputs, and the child is
-    written back in user units (``agent.search.units``): the same random
-    draws give the same child, up to reference scales, in any units.
+    Mutations act on the law as the search sees it, over normalised inputs and
+    targets, and the child is written back in user units (``agent.search.units``):
+    the same random draws give the same child, up to reference scales, in any units.
     """
 
     name = "offline"
@@ -56,12 +56,14 @@ class OfflineProposer(Proposer):
 
     def propose(self, context: ProposalContext, n: int, rng: np.random.Generator) -> list[Proposal]:
         self._ensure_seeds(context)
+        units = Units.from_summary(context.problem, context.summary)
         out: list[Proposal] = []
         while self._seed_pos < len(self._seeds) and len(out) < n:
             label, lines = self._seeds[self._seed_pos]
             self._seed_pos += 1
             if not self._within_cap(lines, context.problem):
                 continue
+            lines = units.with_target_scales(lines, context.problem.inputs)
             out.append(Proposal(lines=lines, proposer=self.name, meta={"operator": "seed", "shape": label}))
         attempts = 0
         while len(out) < n and context.parents and attempts < 6 * n:
@@ -85,7 +87,7 @@ class OfflineProposer(Proposer):
         units = Units.from_summary(problem, context.summary)
         parent = context.parents[rng.integers(len(context.parents))]
         try:
-            law = units.inner(parse_law(parent.lines, problem.inputs, problem.targets))
+            law = units.fitted(parse_law(parent.lines, problem.inputs, problem.targets)).law
         except LawError:
             return None
         exprs = list(law.expressions)
@@ -97,7 +99,7 @@ class OfflineProposer(Proposer):
         if roll < 0.15 and pool:
             other = pool[rng.integers(len(pool))]
             try:
-                other_law = units.inner(parse_law(other.lines, problem.inputs, problem.targets))
+                other_law = units.fitted(parse_law(other.lines, problem.inputs, problem.targets)).law
             except LawError:
                 return None
             new = safe_apply(crossover, exprs[j], other_law.expressions[j], mctx)

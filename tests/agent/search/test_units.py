@@ -101,6 +101,19 @@ def test_constants_that_carry_the_target_scale_are_the_only_ones_converted():
     assert form.scale == form.shift == {} and "/10000" in form.law.lines[0]
 
 
+def test_where_no_constant_carries_the_target_scale_the_text_carries_it_and_the_fit_divides_it_out():
+    def fitted_form_of(units, text):
+        return units.fitted(parse_law(text, ["N"], ["loss"]))
+
+    inner = parse_law("loss = (c0 + exp(-b*N))*(1 + q*N**2)", ["N"], ["loss"]).expressions
+    for ref in (1e-3, 1.0, 10.0, 1e4):
+        units = Units({"N": 3.2e7}, {"loss": ref}, frozenset({"N"}))
+        lines = units.render(["loss"], inner)
+        assert lines[0].startswith(f"loss = {ref:g}*(") == (ref != 1.0)
+        form = fitted_form_of(units, lines)
+        assert form.law.expressions == inner and form.scale == form.shift == {}
+
+
 def test_laws_with_references_from_1e_minus_30_to_1e30_parse_and_print_back():
     law = parse_law("y = c*(x/1.7e+26)**(-a) + d*(x/1e-30)", ["x"], ["y"])
     units = Units({"x": 1.7e26}, {"y": 1.0}, frozenset({"x"}))
@@ -180,8 +193,8 @@ def dataset(law: str) -> tuple[Problem, pd.DataFrame]:
 def discovered(problem: Problem, df: pd.DataFrame):
     search = Search(problem, df, CHEAP)
     final = search.run()
-    inner = search.units.inner(parse_law(final.lines, problem.inputs, problem.targets))
-    return final, inner.lines
+    fitted = search.units.fitted(parse_law(final.lines, problem.inputs, problem.targets))
+    return final, fitted.law.lines
 
 
 _BASE: dict = {}
