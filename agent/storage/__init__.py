@@ -6,7 +6,8 @@
 from agent.storage.base import CANDIDATE_ORDERS, BaseStorage
 from agent.storage.errors import ConflictError, NotFoundError, RunLost, SchemaOutdated
 from agent.storage.records import (
-    Checkpoint, ColumnInfo, DatasetRecord, Page, RunEvent, RunRecord, RunState, TaskSpecRecord,
+    TOKEN_SCOPES, Checkpoint, ColumnInfo, DatasetRecord, Page, RunEvent, RunRecord, RunState, TaskSpecRecord,
+    TokenRecord,
 )
 
 
@@ -19,5 +20,5 @@ def get_storage(url: str, **kwargs) -> BaseStorage:
 __all__ = [
     "BaseStorage", "CANDIDATE_ORDERS", "Checkpoint", "ColumnInfo", "ConflictError", "DatasetRecord",
     "NotFoundError", "Page", "RunEvent", "RunLost", "RunRecord", "RunState", "SchemaOutdated",
-    "TaskSpecRecord", "get_storage",
+    "TOKEN_SCOPES", "TaskSpecRecord", "TokenRecord", "get_storage",
 ]

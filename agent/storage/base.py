@@ -14,13 +14,24 @@ import pandas as pd
 
 from agent.search.records import Candidate
 from agent.storage.records import (
-    Checkpoint, DatasetRecord, Page, RunEvent, RunRecord, RunState, TaskSpecRecord,
+    Checkpoint, DatasetRecord, Page, RunEvent, RunRecord, RunState, TaskSpecRecord, TokenRecord,
 )
 
 CANDIDATE_ORDERS = ("score", "r2", "id", "generation", "n_constants", "complexity", "seconds")
 
 
 class BaseStorage(abc.ABC):
+    """Datasets, runs and task specs belong to a tenant (None: the local tenant).
+
+    A storage as opened sees every tenant's datasets and runs by id (workers, the CLI) and
+    creates the local tenant's; ``for_tenant(t)`` is a view that creates ``t``'s and sees
+    nothing else: another tenant's ids are NotFoundError there, exactly like unknown ones.
+    """
+
+    @abc.abstractmethod
+    def for_tenant(self, tenant: str | None) -> "BaseStorage":
+        """A view of this storage restricted to one tenant; it shares the connections (do not close it)."""
+
     # -- datasets ---------------------------------------------------------------------------
     @abc.abstractmethod
     def create_dataset(self, rows: pd.DataFrame, *, name: str = "", description: str = "",
@@ -145,6 +156,27 @@ class BaseStorage(abc.ABC):
     @abc.abstractmethod
     def list_events(self, run_id: int, *, after_id: int = 0, limit: int = 100) -> list[RunEvent]:
         """Events in order, after the given event id."""
+
+    # -- API tokens (operator level: no tenant restriction) ----------------------------------
+    @abc.abstractmethod
+    def create_token(self, name: str, *, scope: str, tenant: str | None, secret_hash: str) -> TokenRecord:
+        """Store a token by the hash of its secret; ConflictError when an active token has this name."""
+
+    @abc.abstractmethod
+    def find_token(self, secret_hash: str) -> TokenRecord | None:
+        """The active token whose secret has this hash."""
+
+    @abc.abstractmethod
+    def list_tokens(self) -> list[TokenRecord]:
+        """Every token, revoked ones included, oldest first."""
+
+    @abc.abstractmethod
+    def revoke_token(self, name: str) -> TokenRecord:
+        """Revoke the active token with this name; NotFoundError when there is none."""
+
+    @abc.abstractmethod
+    def has_tokens(self) -> bool:
+        """Whether any token is active (then every API request needs one)."""
 
     # -- conveniences built on the verbs ----------------------------------------------------
     def get_candidate(self, run_id: int, candidate_id: int) -> Candidate:

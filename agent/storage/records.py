@@ -56,6 +56,7 @@ class DatasetRecord:
     columns: tuple[ColumnInfo, ...]
     created_at: datetime
     updated_at: datetime
+    tenant: str | None = None  # whose it is; None: the local tenant (no token, or a token without one)
 
     def column(self, name: str) -> ColumnInfo | None:
         return next((c for c in self.columns if c.name == name), None)
@@ -71,6 +72,7 @@ class TaskSpecRecord:
     human_law: dict[str, Any] | None  # {"lines": [...], "constants": {group: {name: value}}, ...}
     split_column: str | None  # rows whose value here is "test" are held out
     created_at: datetime
+    tenant: str | None = None  # task names are unique within a tenant
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,26 @@ class RunRecord:
     finished_at: datetime | None
     error: str | None
     final: dict[str, Any] | None
+    tenant: str | None = None  # the tenant of the run's dataset
+
+
+TOKEN_SCOPES = ("read", "write", "admin")  # each allows what the ones before it allow
+
+
+@dataclass(frozen=True)
+class TokenRecord:
+    """An API token as stored: its secret is never kept, only the secret's SHA-256."""
+
+    id: int
+    name: str
+    tenant: str | None  # None: the local tenant
+    scope: str  # one of TOKEN_SCOPES
+    created_at: datetime
+    revoked_at: datetime | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
 
 
 @dataclass(frozen=True)

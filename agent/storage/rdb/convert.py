@@ -11,7 +11,7 @@ import numpy as np
 
 from agent.search.records import Candidate
 from agent.storage.frames import ColumnInfo
-from agent.storage.records import DatasetRecord, RunEvent, RunRecord, RunState, TaskSpecRecord
+from agent.storage.records import DatasetRecord, RunEvent, RunRecord, RunState, TaskSpecRecord, TokenRecord
 from agent.storage.rdb import models as m
 
 
@@ -61,14 +61,14 @@ def dataset_record(row: m.DatasetRow) -> DatasetRecord:
         id=row.id, name=row.name, description=row.description, source=row.source,
         n_rows=int(row.n_rows), n_batches=row.n_batches,
         columns=tuple(ColumnInfo.from_dict(c) for c in row.columns or ()),
-        created_at=aware(row.created_at), updated_at=aware(row.updated_at),
+        created_at=aware(row.created_at), updated_at=aware(row.updated_at), tenant=row.tenant,
     )
 
 
 def task_spec_record(row: m.TaskSpecRow) -> TaskSpecRecord:
     return TaskSpecRecord(name=row.name, dataset_id=row.dataset_id, problem=dict(row.problem),
                           human_law=row.human_law, split_column=row.split_column,
-                          created_at=aware(row.created_at))
+                          created_at=aware(row.created_at), tenant=row.tenant)
 
 
 def run_record(row: m.RunRow) -> RunRecord:
@@ -78,7 +78,7 @@ def run_record(row: m.RunRow) -> RunRecord:
         cancel_requested=bool(row.cancel_requested), worker_id=row.worker_id,
         heartbeat_at=aware(row.heartbeat_at), attempts=row.attempts,
         created_at=aware(row.created_at), started_at=aware(row.started_at),
-        finished_at=aware(row.finished_at), error=row.error, final=row.final,
+        finished_at=aware(row.finished_at), error=row.error, final=row.final, tenant=row.tenant,
     )
 
 
@@ -98,6 +98,11 @@ def candidate(payload: dict[str, Any]) -> Candidate:
     for key in ("fit", "validation"):
         d[key] = {k: (float("nan") if v is None else v) for k, v in (d.get(key) or {}).items()}
     return Candidate.from_dict(d)
+
+
+def token_record(row: m.ApiTokenRow) -> TokenRecord:
+    return TokenRecord(id=row.id, name=row.name, tenant=row.tenant, scope=row.scope,
+                       created_at=aware(row.created_at), revoked_at=aware(row.revoked_at))
 
 
 def event_record(row: m.EventRow) -> RunEvent:

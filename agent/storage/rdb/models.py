@@ -22,6 +22,7 @@ NAMING = {
 
 Json = JSON().with_variant(JSONB(), "postgresql")
 Blob = LargeBinary().with_variant(BYTEA(), "postgresql")
+Tenant = String(100)  # None (NULL) is the local tenant: rows made without a token, or with a token without one
 BigId = BigInteger().with_variant(Integer(), "sqlite")  # SQLite autoincrements INTEGER only
 
 
@@ -41,6 +42,7 @@ class DatasetRow(Base):
     columns: Mapped[Any] = mapped_column(Json)
     created_at: Mapped[datetime] = mapped_column(DateTime)
     updated_at: Mapped[datetime] = mapped_column(DateTime)
+    tenant: Mapped[str | None] = mapped_column(Tenant, nullable=True, index=True)
 
 
 class DatasetBatchRow(Base):
@@ -59,9 +61,14 @@ class DatasetBatchRow(Base):
 
 
 class TaskSpecRow(Base):
-    __tablename__ = "task_specs"
+    """A named problem; names are unique within a tenant, so each tenant imports a bundled task once."""
 
-    name: Mapped[str] = mapped_column(String(200), primary_key=True)
+    __tablename__ = "task_specs"
+    __table_args__ = (UniqueConstraint("tenant", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    tenant: Mapped[str | None] = mapped_column(Tenant, nullable=True)
+    name: Mapped[str] = mapped_column(String(200))
     dataset_id: Mapped[int | None] = mapped_column(
         ForeignKey("datasets.id", ondelete="SET NULL"), nullable=True, index=True)
     problem: Mapped[Any] = mapped_column(Json)
@@ -93,6 +100,7 @@ class RunRow(Base):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     final: Mapped[Any | None] = mapped_column(Json, nullable=True)
+    tenant: Mapped[str | None] = mapped_column(Tenant, nullable=True, index=True)  # the dataset's
 
 
 class CheckpointRow(Base):
@@ -133,3 +141,17 @@ class EventRow(Base):
     kind: Mapped[str] = mapped_column(String(50))
     payload: Mapped[Any] = mapped_column(Json)
     created_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class ApiTokenRow(Base):
+    """An API token: the SHA-256 of its secret (the secret itself is shown once and never stored)."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(100))
+    tenant: Mapped[str | None] = mapped_column(Tenant, nullable=True)
+    scope: Mapped[str] = mapped_column(String(16))
+    secret_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)

@@ -6,7 +6,7 @@ was re-claimed after a stale heartbeat cannot write anything more to it.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from sqlalchemy import and_, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
@@ -26,13 +26,16 @@ class RunVerbs:
     """The run half of :class:`RDBStorage` (it provides ``_read``, ``_write``, ``_dataset_row``)."""
 
     _skip_locked: bool
+    _scoped: bool
+    _owned: Callable[[Any], list]  # the tenant view's condition on a tenant column
 
     # -- runs ---------------------------------------------------------------------------------
     def create_run(self, dataset_id, spec) -> RunRecord:
         with self._write() as s:
-            self._dataset_row(s, dataset_id)
+            ds = self._dataset_row(s, dataset_id)
             t = cv.now()
-            run = m.RunRow(dataset_id=dataset_id, state=RunState.QUEUED.value, spec=cv.jsonable(dict(spec)),
+            run = m.RunRow(dataset_id=dataset_id, tenant=ds.tenant, state=RunState.QUEUED.value,
+                           spec=cv.jsonable(dict(spec)),
                            progress={}, generation=0, cancel_requested=False, attempts=0, created_at=t)
             s.add(run)
             s.flush()
@@ -45,7 +48,7 @@ class RunVerbs:
 
     def list_runs(self, *, dataset_id=None, state=None, offset=0, limit=50) -> Page[RunRecord]:
         offset, limit = paging(offset, limit)
-        where = []
+        where = self._owned(m.RunRow.tenant)
         if dataset_id is not None:
             where.append(m.RunRow.dataset_id == dataset_id)
         if state is not None:
@@ -117,8 +120,9 @@ class RunVerbs:
     def load_checkpoint(self, run_id) -> Checkpoint | None:
         with self._read() as s:
             row = s.get(m.CheckpointRow, run_id)
+            if row is None or self._scoped:
+                self._run_row(s, run_id)  # names a missing run; in a tenant's view, another tenant's
             if row is None:
-                self._run_row(s, run_id)
                 return None
             return Checkpoint(run_id, row.generation, cv.unpack_state(row.state), cv.aware(row.updated_at))
 
@@ -165,7 +169,7 @@ class RunVerbs:
             raise RunLost(f"run {run_id} is {run.state} and owned by {run.worker_id or 'nobody'}, not {worker_id}")
 
     def _run_row(self, s: Session, run_id: int, lock: bool = False) -> m.RunRow:
-        q = select(m.RunRow).where(m.RunRow.id == run_id)
+        q = select(m.RunRow).where(m.RunRow.id == run_id, *self._owned(m.RunRow.tenant))
         row = s.scalar(q.with_for_update() if lock and self._skip_locked else q)
         if row is None:
             raise NotFoundError(f"run {run_id} not found")
@@ -191,6 +195,8 @@ class RunVerbs:
         if not ids:
             return []
         with self._read() as s:
+            if self._scoped:
+                self._run_row(s, run_id)  # another tenant's run is not found
             payloads = s.scalars(select(m.CandidateRow.payload).where(
                 m.CandidateRow.run_id == run_id, m.CandidateRow.id.in_(ids)).order_by(m.CandidateRow.id))
             return [cv.candidate(p) for p in payloads]
@@ -199,7 +205,7 @@ class RunVerbs:
         with self._read() as s:
             row = s.scalar(select(m.RunRow).where(
                 m.RunRow.dataset_id == dataset_id, m.RunRow.state == RunState.DONE.value,
-                m.RunRow.final.is_not(None),
+                m.RunRow.final.is_not(None), *self._owned(m.RunRow.tenant),
             ).order_by(m.RunRow.best_score.desc().nulls_last(), m.RunRow.id.desc()).limit(1))
             return None if row is None else cv.run_record(row)
 

@@ -1,15 +1,18 @@
 """The RDB storage: SQLAlchemy 2.0 on SQLite (default) or PostgreSQL (many workers).
 
 Every public method is one transaction.  Datasets and task specs are here; runs,
-candidates and events in ``runs.py``.
+candidates and events in ``runs.py``; API tokens in ``tokens.py``.  A tenant's view
+(``for_tenant``) adds its condition to every query that finds a dataset or a run, in the
+same transaction as the work, so a check and the action it guards cannot drift apart.
 """
 from __future__ import annotations
 
 import contextlib
+import copy
 from typing import Any, Iterator, Mapping
 
 import pandas as pd
-from sqlalchemy import delete, func, select
+from sqlalchemy import ColumnElement, delete, func, select
 from sqlalchemy.orm import Session
 
 from agent.storage import frames
@@ -20,12 +23,13 @@ from agent.storage.rdb import models as m
 from agent.storage.rdb.engine import WRITE_OPTION, make_engine
 from agent.storage.rdb.runs import RunVerbs, paging
 from agent.storage.rdb.schema import ensure_schema
+from agent.storage.rdb.tokens import TokenVerbs
 from agent.storage.records import DatasetRecord, Page, RunState, TaskSpecRecord
 
 ACTIVE = (RunState.QUEUED.value, RunState.RUNNING.value)
 
 
-class RDBStorage(RunVerbs, BaseStorage):
+class RDBStorage(RunVerbs, TokenVerbs, BaseStorage):
     """``RDBStorage("sqlite:///./sld.db")`` or ``RDBStorage("postgresql+psycopg://...")``.
 
     An empty database gets the schema (Alembic ``upgrade head``); an older one
@@ -38,7 +42,22 @@ class RDBStorage(RunVerbs, BaseStorage):
         self.engine = make_engine(url, **dict(engine_kwargs or {}))
         self._writer = self.engine.execution_options(**{WRITE_OPTION: True})
         self._skip_locked = self.engine.dialect.name == "postgresql"
+        self._tenant: str | None = None  # the tenant this storage creates rows for
+        self._scoped = False             # whether it sees only that tenant's datasets and runs
+        self._owns_engine = True
         ensure_schema(self.engine, url, create=create_schema)
+
+    def for_tenant(self, tenant: str | None) -> "RDBStorage":
+        view = copy.copy(self)
+        view._tenant, view._scoped, view._owns_engine = tenant, True, False
+        return view
+
+    def _owned(self, column) -> list[ColumnElement[bool]]:
+        """The view's condition on a tenant column (none for the unrestricted storage)."""
+        if not self._scoped:
+            return []
+        # `= value` / `IS NULL` rather than IS NOT DISTINCT FROM, which PostgreSQL cannot answer from an index
+        return [column.is_(None) if self._tenant is None else column == self._tenant]
 
     @contextlib.contextmanager
     def _read(self) -> Iterator[Session]:
@@ -51,7 +70,8 @@ class RDBStorage(RunVerbs, BaseStorage):
             yield s
 
     def close(self) -> None:
-        self.engine.dispose()
+        if self._owns_engine:
+            self.engine.dispose()
 
     def info(self) -> dict[str, Any]:
         import migrations
@@ -65,7 +85,7 @@ class RDBStorage(RunVerbs, BaseStorage):
         rows = frames.validate_frame(rows)
         blob, t = frames.to_bytes(rows), cv.now()
         with self._write() as s:
-            ds = m.DatasetRow(name=name[:200], description=description, source=source,
+            ds = m.DatasetRow(name=name[:200], description=description, source=source, tenant=self._tenant,
                               n_rows=len(rows), n_batches=1, created_at=t, updated_at=t,
                               columns=[c.to_dict() for c in frames.summarize(rows)])
             s.add(ds)
@@ -97,8 +117,10 @@ class RDBStorage(RunVerbs, BaseStorage):
     def list_datasets(self, *, offset=0, limit=50) -> Page[DatasetRecord]:
         offset, limit = paging(offset, limit)
         with self._read() as s:
-            total = s.scalar(select(func.count()).select_from(m.DatasetRow))
-            rows = s.scalars(select(m.DatasetRow).order_by(m.DatasetRow.id.desc()).offset(offset).limit(limit))
+            where = self._owned(m.DatasetRow.tenant)
+            total = s.scalar(select(func.count()).select_from(m.DatasetRow).where(*where))
+            rows = s.scalars(select(m.DatasetRow).where(*where).order_by(m.DatasetRow.id.desc())
+                             .offset(offset).limit(limit))
             return Page(tuple(cv.dataset_record(r) for r in rows), total, offset, limit)
 
     def delete_dataset(self, dataset_id) -> None:
@@ -119,7 +141,7 @@ class RDBStorage(RunVerbs, BaseStorage):
         return frames.from_blobs(blobs, columns)
 
     def _dataset_row(self, s: Session, dataset_id: int, lock: bool = False) -> m.DatasetRow:
-        q = select(m.DatasetRow).where(m.DatasetRow.id == dataset_id)
+        q = select(m.DatasetRow).where(m.DatasetRow.id == dataset_id, *self._owned(m.DatasetRow.tenant))
         row = s.scalar(q.with_for_update() if lock and self._skip_locked else q)
         if row is None:
             raise NotFoundError(f"dataset {dataset_id} not found")
@@ -133,9 +155,10 @@ class RDBStorage(RunVerbs, BaseStorage):
             return self._put_task_spec(s, name, dataset_id, problem, human_law, split_column)
 
     def _put_task_spec(self, s: Session, name, dataset_id, problem, human_law, split_column) -> TaskSpecRecord:
-        row = s.get(m.TaskSpecRow, name, with_for_update=self._skip_locked)
+        q = self._task_spec_query(name)
+        row = s.scalar(q.with_for_update() if self._skip_locked else q)
         if row is None:
-            row = m.TaskSpecRow(name=name, created_at=cv.now())
+            row = m.TaskSpecRow(name=name, tenant=self._tenant, created_at=cv.now())
             s.add(row)
         row.dataset_id, row.problem = dataset_id, cv.jsonable(dict(problem))
         row.human_law = None if human_law is None else cv.jsonable(dict(human_law))
@@ -145,17 +168,26 @@ class RDBStorage(RunVerbs, BaseStorage):
 
     def get_task_spec(self, name) -> TaskSpecRecord:
         with self._read() as s:
-            row = s.get(m.TaskSpecRow, name)
+            row = s.scalar(self._task_spec_query(name))
             if row is None:
                 raise NotFoundError(f"task {name!r} not found")
             return cv.task_spec_record(row)
 
+    def _task_spec_query(self, name: str):
+        """This storage's tenant's spec of that name (the unrestricted storage: the local tenant's)."""
+        tenant = m.TaskSpecRow.tenant
+        return select(m.TaskSpecRow).where(m.TaskSpecRow.name == name,
+                                           tenant.is_(None) if self._tenant is None else tenant == self._tenant)
+
     def find_task_spec(self, dataset_id) -> TaskSpecRecord | None:
         with self._read() as s:
+            if self._scoped:
+                self._dataset_row(s, dataset_id)  # another tenant's dataset is not found
             row = s.scalar(select(m.TaskSpecRow).where(m.TaskSpecRow.dataset_id == dataset_id)
                            .order_by(m.TaskSpecRow.name).limit(1))
             return None if row is None else cv.task_spec_record(row)
 
     def list_task_specs(self) -> list[TaskSpecRecord]:
         with self._read() as s:
-            return [cv.task_spec_record(r) for r in s.scalars(select(m.TaskSpecRow).order_by(m.TaskSpecRow.name))]
+            q = select(m.TaskSpecRow).where(*self._owned(m.TaskSpecRow.tenant))
+            return [cv.task_spec_record(r) for r in s.scalars(q.order_by(m.TaskSpecRow.name, m.TaskSpecRow.id))]
