@@ -1,5 +1,7 @@
-"""Alembic environment: the URL comes from the caller (``sld db upgrade``) or from settings."""
+"""Alembic environment: the URL comes from the caller (``sld db upgrade``) or from DATABASE_URL."""
 from __future__ import annotations
+
+import os
 
 from alembic import context
 
@@ -14,9 +16,8 @@ def _url() -> str:
     url = config.get_main_option("sqlalchemy.url")
     if url:
         return url
-    from app.core.config import get_settings  # only when run as plain `alembic`
-
-    return get_settings().database_url
+    # Plain `alembic`: the service's variables, read here because migrations import nothing from app/.
+    return os.environ.get("DATABASE_URL") or os.environ.get("SLD_DATABASE_URL") or "sqlite:///./sld.db"
 
 
 def run_migrations_offline() -> None:

@@ -1,6 +1,11 @@
 """Upgrading a database made by an older sld keeps every row: before tenants, rows are the local tenant's."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pandas as pd
 import pytest
 from sqlalchemy import text
@@ -10,6 +15,8 @@ from agent.storage import SchemaOutdated
 from agent.storage.rdb import RDBStorage
 from agent.storage.rdb.engine import make_engine
 from agent.storage.testing import postgres_url, scratch_postgres
+
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -53,3 +60,16 @@ def test_upgrading_from_0001_keeps_datasets_runs_and_task_specs_in_the_local_ten
         assert conn.execute(text("SELECT count(*) FROM datasets")).scalar() == 2
         assert conn.execute(text("SELECT count(*) FROM dataset_batches")).scalar() == 1
     engine.dispose()
+
+
+def test_the_migrations_import_nothing_from_the_service(empty_database):
+    code = ("import sys, migrations; migrations.upgrade(sys.argv[1]); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'app'))")
+    done = subprocess.run([sys.executable, "-c", code, empty_database], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+    plain = subprocess.run([sys.executable, "-m", "alembic", "-c", "migrations/alembic.ini", "current"],
+                           capture_output=True, text=True, timeout=120, cwd=REPO,
+                           env={**os.environ, "DATABASE_URL": empty_database, "SLD_DATABASE_URL": ""})
+    assert plain.returncode == 0, plain.stderr
+    assert f"{migrations.head_revision()} (head)" in plain.stdout
