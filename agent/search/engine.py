@@ -27,7 +27,7 @@ from agent.search.pool import Evaluator
 from agent.search.probes import build_probes
 from agent.search.proposers.base import BudgetExhausted, ProposalContext, Proposer, ProposerUnavailable
 from agent.search.proposers.offline import OfflineProposer
-from agent.search.records import FINALIST_PREFIX, Candidate, Proposal
+from agent.search.records import FINALIST, Candidate, Proposal
 from agent.search.summary import summarize
 from agent.search.units import Units, check_columns
 from agent.splits import make_folds
@@ -208,9 +208,9 @@ class Search:
         losses = list(dict.fromkeys(resolve_loss(loss, self.table.y) for loss in self.config.finalist_losses
                                     if positive or loss in ("auto", "lsq")))
         best = finalist_pool(self.candidates, self.config.finalists, self.config.selection.prior_finalists)
-        proposals = [Proposal(c.lines, f"{FINALIST_PREFIX}{loss}", (c.id,),
+        proposals = [Proposal(c.lines, f"finalist:{loss}", (c.id,),
                               {"island": c.island, "fit_loss": loss,
-                               **({"shape": c.meta["shape"]} if c.meta.get("shape") else {})})
+                               **({"shape": c.meta["shape"]} if c.meta.get("shape") else {})}, kind=FINALIST)
                      for c in best for loss in losses]
         if not proposals:
             return []
@@ -300,7 +300,7 @@ class Search:
                 continue
             self.seen.add(key)
             isl = (len(out) % self.config.islands) if island_cycle else island
-            out.append(Proposal(p.lines, p.proposer, p.parent_ids, {**dict(p.meta), "island": isl}))
+            out.append(replace(p, meta={**dict(p.meta), "island": isl}))
         return out
 
     def _tell(self, proposals: list[Proposal]) -> list[Candidate]:
@@ -318,7 +318,7 @@ class Search:
             island = int(meta.pop("island", 0) or 0)
             meta.update(res.pop("meta", {}))
             res.setdefault("lines", tuple(p.lines))
-            cand = Candidate(id=first_id + k, generation=self.generation, proposer=p.proposer,
+            cand = Candidate(id=first_id + k, generation=self.generation, proposer=p.proposer, kind=p.kind,
                              parent_ids=tuple(p.parent_ids), island=island, meta=meta, **res)
             self.candidates.append(cand)
             self.work += float(cand.meta.get("work", 0.0))

@@ -9,7 +9,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 
-FINALIST_PREFIX = "finalist:"  # proposer name of a finalist, followed by its fit loss
+SEARCHED = "searched"  # proposed and screened during the search
+FINALIST = "finalist"  # a searched law re-scored with careful fits before reporting (see ``Search.refine``)
+_OLD_FINALIST_PREFIX = "finalist:"  # how candidates stored before ``kind`` existed marked finalists
 
 
 @dataclass(frozen=True)
@@ -20,11 +22,11 @@ class Proposal:
     proposer: str
     parent_ids: tuple[int, ...] = ()
     meta: Mapping[str, Any] = field(default_factory=dict)
+    kind: str = SEARCHED  # FINALIST: a law already searched, proposed again to be re-scored with careful fits
 
     @property
     def finalist(self) -> bool:
-        """A law already searched, proposed again to be re-scored with careful fits."""
-        return self.proposer.startswith(FINALIST_PREFIX)
+        return self.kind == FINALIST
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,7 @@ class Candidate:
     score: float = float("-inf")
     seconds: float = 0.0
     meta: dict[str, Any] = field(default_factory=dict)
+    kind: str = SEARCHED  # or FINALIST: re-scored with careful fits before reporting (see ``Search.refine``)
 
     @property
     def ok(self) -> bool:
@@ -60,8 +63,7 @@ class Candidate:
 
     @property
     def finalist(self) -> bool:
-        """Re-scored with careful fits before reporting (see ``Search.refine``)."""
-        return self.proposer.startswith(FINALIST_PREFIX)
+        return self.kind == FINALIST
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -76,6 +78,8 @@ class Candidate:
         d["lines"] = tuple(d["lines"])
         d["parent_ids"] = tuple(d.get("parent_ids") or ())
         d["score"] = float("-inf") if d.get("score") is None else float(d["score"])
+        if "kind" not in d:  # stored before candidates had a kind: the proposer's name said it
+            d["kind"] = FINALIST if str(d.get("proposer", "")).startswith(_OLD_FINALIST_PREFIX) else SEARCHED
         return cls(**d)
 
 

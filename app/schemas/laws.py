@@ -17,6 +17,8 @@ class CandidatePublic(BaseModel):
     generation: int
     lines: list[str]
     proposer: str
+    kind: str = Field(description="searched, or finalist: a searched law re-scored with careful fits before "
+                                  "reporting")
     status: str
     reason: str | None
     parent_ids: list[int]
@@ -31,7 +33,8 @@ class CandidatePublic(BaseModel):
 
     @classmethod
     def of(cls, c: Candidate) -> "CandidatePublic":
-        return cls(id=c.id, generation=c.generation, lines=list(c.lines), proposer=c.proposer, status=c.status,
+        return cls(id=c.id, generation=c.generation, lines=list(c.lines), proposer=c.proposer, kind=c.kind,
+                   status=c.status,
                    reason=c.reason, parent_ids=list(c.parent_ids), island=c.island, n_constants=c.n_constants,
                    complexity=c.complexity, score=_finite(c.score),
                    validation={k: (_finite(v) if isinstance(v, float) else v) for k, v in c.validation.items()},

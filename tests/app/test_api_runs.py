@@ -67,7 +67,7 @@ def test_the_leaderboard_sorts_and_pages(client, done_run):
     by_id = client.get(url, params={"sort": "id", "order": "asc", "offset": total - 2}).json()
     assert [c["id"] for c in by_id["items"]] == [total - 2, total - 1]
     reported = client.get(f"/runs/{done_run['id']}/best").json()
-    assert client.get(f"{url}/{reported['candidate_id']}").json()["proposer"].startswith("finalist:")
+    assert client.get(f"{url}/{reported['candidate_id']}").json()["kind"] == "finalist"
     one = client.get(f"{url}/3").json()
     assert one["id"] == 3 and one["lines"]
     bad = client.get(url, params={"sort": "lines"})

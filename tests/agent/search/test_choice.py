@@ -10,8 +10,8 @@ from agent.search.records import Candidate
 def cand(id, score, complexity=10, n_constants=3, shape=None, finalist=True, method="log", canonical=None,
          lines=("loss = c0 + c1*N**(-a0)",), constants=None):
     return Candidate(id=id, generation=0, lines=lines, proposer="finalist:log" if finalist else "offline",
-                     status="ok", canonical=canonical or f"law{id}", complexity=complexity,
-                     n_constants=n_constants, fit={"method": method}, score=score,
+                     kind="finalist" if finalist else "searched", status="ok", canonical=canonical or f"law{id}",
+                     complexity=complexity, n_constants=n_constants, fit={"method": method}, score=score,
                      meta={"shape": shape} if shape else {}, constants=constants or {})
 
 

@@ -17,7 +17,7 @@ def lines_of(search):
 
 def searched(search):
     """Candidates of the search proper (not the finalists re-scored before reporting)."""
-    return [c for c in search.candidates if not c.proposer.startswith("finalist:")]
+    return [c for c in search.candidates if c.kind == "searched"]
 
 
 def test_the_same_seed_gives_the_same_candidates(power_law_problem, power_law_data):
@@ -55,7 +55,7 @@ def test_before_reporting_the_best_laws_are_rescored_as_finalists_with_careful_f
         power_law_problem, power_law_data):
     search = Search(power_law_problem, power_law_data, SMALL)
     final = search.run()
-    finalists = [c for c in search.candidates if c.proposer.startswith("finalist:")]
+    finalists = [c for c in search.candidates if c.kind == "finalist"]
     # the best distinct laws, plus the best seed of each literature form (see test_choice.py)
     assert 0 < len(finalists) <= SMALL.finalists + len(PRIOR_SHAPES)
     for finalist in finalists:
@@ -73,7 +73,7 @@ def test_finalists_can_also_be_fitted_with_a_robust_loss_and_the_plain_fit_wins_
     config = SearchConfig(**{**SMALL.__dict__, "finalist_losses": ("auto", "huber_log")})
     search = Search(power_law_problem, power_law_data, config)
     final = search.run()
-    finalists = [c for c in search.candidates if c.proposer.startswith("finalist:")]
+    finalists = [c for c in search.candidates if c.kind == "finalist"]
     assert {c.fit["method"] for c in finalists} == {"log", "huber_log"}
     chosen = search.chosen()
     twin = next(c for c in finalists if c.canonical == chosen.canonical and c is not chosen)
