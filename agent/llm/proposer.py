@@ -76,7 +76,7 @@ class LLMProposer(Proposer):
 
     # -- the Proposer interface -------------------------------------------------------------
     def propose(self, context: ProposalContext, n: int, rng: np.random.Generator) -> list[Proposal]:
-        if n <= 0 or _past_deadline(context):
+        if n <= 0 or context.past_deadline():
             return []
         self._check_budget()
         self._check_cooldown()
@@ -187,7 +187,7 @@ class LLMProposer(Proposer):
 
     # -- one call (and its repair) ----------------------------------------------------------
     def _run(self, plan: _Plan, context: ProposalContext) -> _Outcome:
-        if _past_deadline(context):  # planned, but the search's time is up: do not start it
+        if context.past_deadline():  # planned, but the search's time is up: do not start it
             with self._lock:
                 self._counts["calls"] -= 1
             return _Outcome()
@@ -198,7 +198,7 @@ class LLMProposer(Proposer):
             return _Outcome()
         call_ids = [plan.call_id]
         suggestions, errors = self._read(plan, plan.call_id, completion, context)
-        if not suggestions and errors and not _past_deadline(context):
+        if not suggestions and errors and not context.past_deadline():
             reserved = self._reserve_repair()
             if reserved is None:
                 self._reject(plan, plan.call_id, (), "not repaired: the LLM budget is spent", count=False)
@@ -340,12 +340,6 @@ class LLMProposer(Proposer):
         if s.max_cost_usd is not None and self._cost >= s.max_cost_usd:
             return f"LLM cost budget of ${s.max_cost_usd:g} is spent (${self._cost:.4f} used)"
         return None
-
-
-def _past_deadline(context: ProposalContext) -> bool:
-    """The search may pass ``extra["deadline"]`` (a ``time.time()`` value) so slow models stop in time."""
-    deadline = context.extra.get("deadline") if context.extra else None
-    return isinstance(deadline, (int, float)) and time.time() >= deadline
 
 
 def make_llm_proposer(model: str, base_url: str | None = None, api_key: str | None = None, *,

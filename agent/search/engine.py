@@ -372,12 +372,12 @@ class Search:
             for i in self.rng.choice(archive_ids, size=min(2, len(archive_ids)), replace=False):
                 insp.append(self.candidates[int(i)])
         rejections = [(c.lines, c.reason) for c in self.candidates[-60:] if not c.ok][-5:]
-        extra = {}
+        deadline = None
         if self.config.time_limit is not None:
             # slow proposers (LLMs) start no new call past the run's time limit
-            extra["deadline"] = time.time() + max(0.0, self.config.time_limit - self.elapsed)
+            deadline = time.time() + max(0.0, self.config.time_limit - self.elapsed)
         return ProposalContext(self.problem, self.summary, parents, insp, rejections,
-                               self.generation, self.best, extra)
+                               self.generation, self.best, deadline=deadline)
 
     # ------------------------------------------------------------ checkpoints
 

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -21,7 +22,12 @@ class BudgetExhausted(RuntimeError):
 
 @dataclass(frozen=True)
 class ProposalContext:
-    """What a proposer may look at.  ``summary`` is a JSON-able data summary."""
+    """What a proposer may look at.  ``summary`` is a JSON-able data summary.
+
+    ``deadline`` is a ``time.time()`` value past which the search wants no new
+    slow work (an LLM call started then would outlive the run's time limit);
+    None when the run has no time limit.
+    """
 
     problem: Problem
     summary: dict[str, Any]
@@ -30,7 +36,10 @@ class ProposalContext:
     rejections: Sequence[tuple[tuple[str, ...], str]] = ()  # (lines, reason), most recent last
     generation: int = 0
     best: Candidate | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    deadline: float | None = None
+
+    def past_deadline(self) -> bool:
+        return self.deadline is not None and time.time() >= self.deadline
 
 
 class Proposer(abc.ABC):

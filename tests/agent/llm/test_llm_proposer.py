@@ -215,10 +215,10 @@ def test_proposals_and_events_are_json_serializable(make_proposer, context):
 
 def test_no_call_starts_after_the_search_deadline(make_proposer, context):
     proposer, fake = make_proposer([reply(GOOD_LAW)])
-    late = dataclasses.replace(context, extra={"deadline": time.time() - 1})
+    late = dataclasses.replace(context, deadline=time.time() - 1)
     assert proposer.propose(late, 2, rng()) == []
     assert fake.requests == [] and proposer.usage()["calls"] == 0
-    soon = dataclasses.replace(context, extra={"deadline": time.time() + 60})
+    soon = dataclasses.replace(context, deadline=time.time() + 60)
     assert len(proposer.propose(soon, 1, rng())) == 1
 
 
