@@ -1,0 +1,117 @@
+"""How sure a law's predictions are: a bootstrap over runs, and intervals from it.
+
+Practitioners decide with intervals (the Chinchilla replication and Porian et
+al. bootstrap their fits).  Runs are resampled with replacement *within each
+group* (a group keeps its size, so every group still has constants), and each
+replicate is refitted warm-started from the point estimate with a light fit:
+the replicates explore the basin the law was found in, not other basins.
+
+Two intervals are kept apart:
+
+* **confidence**: where the law's curve lies, given the finite runs (the
+  spread of the replicates' predictions);
+* **prediction**: where a new run would land, adding the run-to-run noise
+  (each replicate's prediction times a residual drawn from the fit's own
+  residuals: log residuals for positive targets, raw ones otherwise).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from agent.errors import DataError, FitError
+from agent.expressions import Law
+from agent.fitting import FitOptions, fit_law, predict
+from agent.problem import Table
+
+BOOTSTRAP_FIT = FitOptions(starts=2, local=1, max_nfev=150, max_work=20_000, time_limit=10.0)
+KINDS = ("confidence", "prediction")
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """Constants per replicate (each a mapping group -> name -> value) and the fit's residuals."""
+
+    replicates: tuple[dict[str, dict[str, float]], ...]
+    residuals: tuple[tuple[float, ...], ...]   # per target: log residuals (positive) or raw ones
+    log_space: tuple[bool, ...]                # per target
+
+    def to_dict(self) -> dict:
+        return {"replicates": list(self.replicates), "residuals": [list(r) for r in self.residuals],
+                "log_space": list(self.log_space)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Bootstrap":
+        return cls(tuple(d["replicates"]), tuple(tuple(map(float, r)) for r in d["residuals"]),
+                   tuple(bool(b) for b in d["log_space"]))
+
+
+def bootstrap(law: Law, table: Table, constants: Mapping[str, Mapping[str, float]], *, n: int = 100,
+              seed: int = 0, options: FitOptions = BOOTSTRAP_FIT) -> Bootstrap:
+    """``n`` refits of the law on runs resampled within groups, warm-started from ``constants``."""
+    if n < 2:
+        raise DataError("a bootstrap needs at least 2 replicates")
+    rng = np.random.default_rng(seed)
+    by_group = [np.flatnonzero(table.groups == g) for g in table.group_names]
+    replicates = []
+    for b in range(n):
+        rows = np.concatenate([rng.choice(idx, size=len(idx), replace=True) for idx in by_group])
+        try:
+            fitted = fit_law(law, table.take(rows), seed=seed + b, options=options, warm=constants)
+        except FitError:
+            continue  # a resample no fit can describe (e.g. all one level): it carries no information
+        replicates.append(fitted.constants)
+    if len(replicates) < 2:
+        raise FitError("the bootstrap could not refit the law on resampled runs")
+    pred = predict(law, table, constants, table.groups)
+    log_space = tuple(bool(np.all(table.y[:, j] > 0) and np.all(pred[:, j] > 0)) for j in range(table.y.shape[1]))
+    residuals = tuple(tuple((np.log(table.y[:, j]) - np.log(pred[:, j])) if log_space[j]
+                            else (table.y[:, j] - pred[:, j])) for j in range(table.y.shape[1]))
+    return Bootstrap(tuple(replicates), residuals, log_space)
+
+
+def interval(law: Law, points: Table, boot: Bootstrap, level: float = 0.9, kind: str = "confidence",
+             seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) arrays (n_points, n_targets) at ``level``, ``kind`` confidence or prediction."""
+    if not 0 < level < 1:
+        raise DataError(f"the interval level must be between 0 and 1, not {level}")
+    if kind not in KINDS:
+        raise DataError(f"unknown interval kind {kind!r}; choose one of {', '.join(KINDS)}")
+    draws = _replicate_predictions(law, points, boot)
+    if kind == "prediction":
+        rng = np.random.default_rng(seed)
+        for j, res in enumerate(boot.residuals):
+            noise = rng.choice(np.asarray(res), size=draws.shape[:2], replace=True)
+            draws[:, :, j] = draws[:, :, j] * np.exp(noise) if boot.log_space[j] else draws[:, :, j] + noise
+    tail = (1 - level) / 2
+    with np.errstate(all="ignore"):
+        lo, hi = np.nanquantile(draws, [tail, 1 - tail], axis=0)
+    return lo, hi
+
+
+def constant_intervals(boot: Bootstrap, level: float = 0.9) -> dict[str, dict[str, list[float]]]:
+    """Per group and constant: [lo, hi] over the replicates (exponents, offsets, scales alike)."""
+    tail = (1 - level) / 2
+    out: dict[str, dict[str, list[float]]] = {}
+    for group in boot.replicates[0]:
+        names = boot.replicates[0][group]
+        out[group] = {}
+        for name in names:
+            values = np.array([r[group][name] for r in boot.replicates if group in r and name in r[group]])
+            values = values[np.isfinite(values)]
+            if len(values):
+                out[group][name] = [float(np.quantile(values, tail)), float(np.quantile(values, 1 - tail))]
+    return out
+
+
+def _replicate_predictions(law: Law, points: Table, boot: Bootstrap) -> np.ndarray:
+    """(replicates, points, targets); NaN where a replicate has no constants for a point's group."""
+    out = np.full((len(boot.replicates), len(points), len(law.targets)), np.nan)
+    for b, constants in enumerate(boot.replicates):
+        rows = np.flatnonzero(np.isin(points.groups, list(constants)))
+        if len(rows):
+            with np.errstate(all="ignore"):
+                out[b, rows] = predict(law, points.take(rows), constants, points.groups[rows])
+    return out

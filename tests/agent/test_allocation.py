@@ -1,0 +1,49 @@
+"""Compute-optimal allocation along C = 6·N·D: the textbook optimum, edges and bad requests."""
+import numpy as np
+import pytest
+
+from agent.allocation import allocation_curve, optimal_allocation
+from agent.errors import DataError
+from agent.expressions import parse_law
+
+CHINCHILLA = parse_law(["loss = E + A/N**a + B/D**b"], ("N", "D"), ("loss",))
+HOFFMANN = {"all_data": {"E": 1.69, "A": 406.4, "a": 0.34, "B": 410.7, "b": 0.28}}
+
+
+def closed_form(c, E, A, a, B, b):
+    """Hoffmann et al.'s optimum: N* = G (C/6)^(b/(a+b)), G = (aA / bB)^(1/(a+b))."""
+    G = (a * A / (b * B)) ** (1 / (a + b))
+    return G * (c / 6) ** (b / (a + b))
+
+
+@pytest.mark.parametrize("budget", [1e19, 1e21, 1e23])
+def test_the_optimum_of_the_chinchilla_form_is_the_closed_form_one(budget):
+    out = optimal_allocation(CHINCHILLA, HOFFMANN, size="N", data="D", budget=budget, size_range=(1e6, 1e13))
+    expected = closed_form(budget, **HOFFMANN["all_data"])
+    assert out.size == pytest.approx(expected, rel=1e-3)
+    assert out.size * out.data * 6 == pytest.approx(budget)
+    assert not out.on_edge
+
+
+def test_an_optimum_outside_the_allowed_sizes_is_flagged_not_extrapolated():
+    out = optimal_allocation(CHINCHILLA, HOFFMANN, size="N", data="D", budget=1e23, size_range=(1e6, 1e8))
+    assert out.on_edge and out.size == pytest.approx(1e8, rel=1e-6)
+
+
+def test_the_curve_grows_both_size_and_data_with_the_budget():
+    curve = allocation_curve(CHINCHILLA, HOFFMANN, [1e19, 1e20, 1e21, 1e22], size="N", data="D",
+                             size_range=(1e6, 1e13))
+    assert np.all(np.diff([a.size for a in curve]) > 0) and np.all(np.diff([a.data for a in curve]) > 0)
+    assert np.all(np.diff([a.loss for a in curve]) < 0)
+
+
+def test_a_law_with_other_inputs_needs_their_values_and_named_columns_must_be_inputs():
+    law = parse_law(["loss = E + A/N**a + B/D**b + q*log(lr/3e-4)**2"], ("N", "D", "lr"), ("loss",))
+    consts = {"all_data": {**HOFFMANN["all_data"], "q": 0.01}}
+    with pytest.raises(DataError, match="lr"):
+        optimal_allocation(law, consts, size="N", data="D", budget=1e21, size_range=(1e6, 1e13))
+    fine = optimal_allocation(law, consts, size="N", data="D", budget=1e21, size_range=(1e6, 1e13),
+                              fixed={"lr": 3e-4})
+    assert fine.size == pytest.approx(closed_form(1e21, **HOFFMANN["all_data"]), rel=1e-3)
+    with pytest.raises(DataError, match="tokens"):
+        optimal_allocation(CHINCHILLA, HOFFMANN, size="N", data="tokens", budget=1e21, size_range=(1e6, 1e13))

@@ -1,0 +1,77 @@
+"""Bootstrap intervals: confidence and prediction kept apart, widening beyond the data."""
+import numpy as np
+import pytest
+
+from agent.errors import DataError
+from agent.expressions import parse_law
+from agent.fitting import fit_law
+from agent.problem import Table
+from agent.uncertainty import Bootstrap, bootstrap, constant_intervals, interval
+
+LAW = parse_law(["loss = E + A*(N/1e8)**(-alpha)"], ("N",), ("loss",))
+TRUTH = {"E": 1.8, "A": 1.2, "alpha": 0.3}
+
+
+def sweep(noise=0.01, seed=0):
+    rng = np.random.default_rng(seed)
+    N = np.repeat(np.geomspace(1e6, 1e9, 8), 3)
+    y = (TRUTH["E"] + TRUTH["A"] * (N / 1e8) ** -TRUTH["alpha"]) * np.exp(rng.normal(0, noise, len(N)))
+    return Table({"N": N}, y.reshape(-1, 1), np.full(len(N), "all_data", dtype=object))
+
+
+def points(*values):
+    values = np.array(values, dtype=float)
+    return Table({"N": values}, np.full((len(values), 1), np.nan), np.full(len(values), "all_data", dtype=object))
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    table = sweep()
+    constants = fit_law(LAW, table, seed=0).constants
+    return table, constants, bootstrap(LAW, table, constants, n=60, seed=0)
+
+
+def test_the_confidence_interval_widens_beyond_the_data(fitted):
+    _, _, boot = fitted
+    lo, hi = interval(LAW, points(3e8, 1e10, 1e11), boot, level=0.9)
+    width = hi[:, 0] - lo[:, 0]
+    assert width[0] < width[1] < width[2]
+
+
+@pytest.mark.slow
+def test_over_many_sweeps_the_90_percent_intervals_cover_the_truth_about_as_often_as_they_say():
+    """One sweep can miss (that is what 10 % means); across eight, most must cover."""
+    at = points(1e10)
+    truth = TRUTH["E"] + TRUTH["A"] * (1e10 / 1e8) ** -TRUTH["alpha"]
+    curve = exponent = 0
+    for seed in range(8):
+        table = sweep(seed=seed)
+        constants = fit_law(LAW, table, seed=0).constants
+        boot = bootstrap(LAW, table, constants, n=40, seed=seed)
+        lo, hi = interval(LAW, at, boot, level=0.9)
+        curve += bool(lo[0, 0] <= truth <= hi[0, 0])
+        a_lo, a_hi = constant_intervals(boot, 0.9)["all_data"]["alpha"]
+        exponent += bool(a_lo <= TRUTH["alpha"] <= a_hi)
+    assert curve >= 5 and exponent >= 5
+
+
+def test_a_prediction_interval_is_wider_than_the_confidence_interval(fitted):
+    _, _, boot = fitted
+    at = points(5e8)
+    c_lo, c_hi = interval(LAW, at, boot, kind="confidence")
+    p_lo, p_hi = interval(LAW, at, boot, kind="prediction")
+    assert p_lo[0, 0] < c_lo[0, 0] and c_hi[0, 0] < p_hi[0, 0]
+
+
+def test_a_bootstrap_round_trips_as_json(fitted):
+    _, _, boot = fitted
+    again = Bootstrap.from_dict(boot.to_dict())
+    assert np.array_equal(interval(LAW, points(1e10), again)[0], interval(LAW, points(1e10), boot)[0])
+
+
+def test_bad_requests_are_named(fitted):
+    _, _, boot = fitted
+    with pytest.raises(DataError, match="level"):
+        interval(LAW, points(1e9), boot, level=1.5)
+    with pytest.raises(DataError, match="kind"):
+        interval(LAW, points(1e9), boot, kind="credible")
