@@ -24,9 +24,12 @@ import sympy as sp
 from agent.defaults import DEFAULT_BUDGET, DEFAULT_CAP, DEFAULT_TIME_LIMIT, DEFAULT_WORK
 from agent.errors import DataError
 from agent.plan import DiscoveryRequest, plan_discovery
+from agent.problem import Problem, Table, make_table
 from agent.search import FinalLaw, Search
+from agent.uncertainty import bootstrap, interval
 
 _GROUP = "__group__"
+N_BOOTSTRAP = 100  # refits behind ``predict(..., return_interval=True)``
 
 
 class LawSearch:
@@ -39,9 +42,11 @@ class LawSearch:
 
     def __init__(self, *, axis: Sequence[str] | None = None, max_constants: int = DEFAULT_CAP,
                  budget: int = DEFAULT_BUDGET, work_budget: float | None = DEFAULT_WORK, seed: int = 0,
-                 time_limit: float | None = DEFAULT_TIME_LIMIT, workers: int = 1, proposers=None):
+                 time_limit: float | None = DEFAULT_TIME_LIMIT, workers: int = 1, proposers=None,
+                 n_bootstrap: int = N_BOOTSTRAP):
         self.axis, self.max_constants, self.budget, self.work_budget = axis, max_constants, budget, work_budget
         self.seed, self.time_limit, self.workers, self.proposers = seed, time_limit, workers, proposers
+        self.n_bootstrap = n_bootstrap
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -62,6 +67,7 @@ class LawSearch:
         return self
 
     def fit(self, X, y, groups=None) -> "LawSearch":
+        self.bootstrap_ = None
         X = _frame(X, "x")
         Y = _frame(y, "y")
         overlap = set(X.columns) & set(Y.columns)
@@ -96,14 +102,31 @@ class LawSearch:
         } for c in self.search_.candidates if c.ok]
         return pd.DataFrame(rows).sort_values("score", ascending=False, ignore_index=True)
 
-    def predict(self, X, groups=None) -> np.ndarray:
+    def predict(self, X, groups=None, return_interval: bool = False, level: float = 0.9,
+                kind: str = "confidence"):
+        """Predictions; with ``return_interval``, ``(pred, lo, hi)`` at ``level`` from a bootstrap of the
+        law over the training runs (computed once, ``n_bootstrap`` refits, then kept as ``bootstrap_``).
+        ``kind``: "confidence" (where the curve lies) or "prediction" (where a new run would land)."""
         df = _frame(X, "x").reset_index(drop=True)
         if groups is not None:
             df[_GROUP] = np.asarray(groups).astype(str)
         elif self.problem_.group is not None:
             raise DataError("the law was fitted per group: pass groups= to predict")
-        pred = self.best_.predict(df, group=_GROUP if groups is not None else None)
-        return pred[:, 0] if self._single_output else pred
+        group = _GROUP if groups is not None else None
+        pred = self.best_.predict(df, group=group)
+        if not return_interval:
+            return pred[:, 0] if self._single_output else pred
+        law = self.best_.law()
+        if getattr(self, "bootstrap_", None) is None:
+            self.bootstrap_ = bootstrap(law, self.search_.table, self.best_.constants, n=self.n_bootstrap,
+                                        seed=self.seed)
+        table = make_table(df, Problem(self.best_.inputs, self.best_.targets, group=group), require_targets=False)
+        if group is None:
+            table = Table(table.X, table.y, np.full(len(table), next(iter(self.best_.constants)), dtype=object))
+        lo, hi = interval(law, table, self.bootstrap_, level=level, kind=kind)
+        if self._single_output:
+            return pred[:, 0], lo[:, 0], hi[:, 0]
+        return pred, lo, hi
 
     @property
     def selection_(self) -> dict:

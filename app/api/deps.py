@@ -1,4 +1,9 @@
-"""Shared request dependencies: the storage and the settings live on ``app.state``."""
+"""Shared request dependencies: the storage and the settings live on ``app.state``.
+
+A route reaches datasets and runs only through ``ReadStorage``, ``WriteStorage`` or
+``AdminStorage``: each checks the request's token for that scope (401/403) and gives the
+storage as the token's tenant sees it, so another tenant's ids are 404 like unknown ones.
+"""
 from __future__ import annotations
 
 from typing import Annotated
@@ -6,11 +11,12 @@ from typing import Annotated
 from fastapi import Depends, Path, Query, Request
 
 from agent.storage import BaseStorage
+from app.api.auth import StorageFor
 from app.core.config import Settings
 from app.schemas.common import MAX_EVENT_ID, MAX_ID
 
 
-def get_storage(request: Request) -> BaseStorage:
+def get_server_storage(request: Request) -> BaseStorage:
     return request.app.state.storage
 
 
@@ -18,7 +24,10 @@ def get_app_settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-StorageDep = Annotated[BaseStorage, Depends(get_storage)]
+ReadStorage = Annotated[BaseStorage, Depends(StorageFor("read"))]
+WriteStorage = Annotated[BaseStorage, Depends(StorageFor("write"))]
+AdminStorage = Annotated[BaseStorage, Depends(StorageFor("admin"))]
+ServerStorage = Annotated[BaseStorage, Depends(get_server_storage)]  # every tenant's: /health only
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]
 
 

@@ -17,6 +17,7 @@ from agent.errors import DataError, SldError
 from agent.plan import DiscoveryRequest, plan_discovery
 from agent.search import FinalLaw
 from app.cli import cli
+from app.cli.answers_cmd import add_intervals, bootstrap_payload
 from app.discovery import discover, read_csv
 
 MAX_GROUPS_SHOWN = 12
@@ -46,6 +47,8 @@ def discover_cmd(
     llm_max_calls: Optional[int] = typer.Option(40, "--llm-max-calls", help="Stop the run after this many LLM calls (0 = no cap)."),
     llm_max_cost: Optional[float] = typer.Option(None, "--llm-max-cost", help="Stop the run past this LLM cost (USD)."),
     save: Optional[Path] = typer.Option(None, "--save", help="Write the result JSON here (usable by `sld predict --law`)."),
+    bootstrap: int = typer.Option(0, "--bootstrap", help="Refit the law on this many resamples of the runs "
+                                  "(within groups) for intervals in `sld predict --interval` and `sld allocate`."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a report."),
 ):
     """Search for the law that extrapolates best, then report it.
@@ -98,6 +101,8 @@ def discover_cmd(
             err.print(f"[yellow]warning:[/] {message}", highlight=False)
     payload = result.to_json()
     payload["group"] = problem.group
+    if bootstrap:
+        payload.update(bootstrap_payload(payload, problem, train, bootstrap, seed))
     if save:
         save.write_text(json.dumps(payload, indent=1))
     if as_json:
@@ -166,6 +171,10 @@ def _report_selection(sel: dict, console: Console) -> None:
 def predict_cmd(
     law: Path = typer.Option(..., "--law", help="A law JSON (from `sld discover --json` or --save)."),
     csv: Path = typer.Option(..., "--csv", help="Points to predict: a CSV with the law's input columns."),
+    interval: Optional[float] = typer.Option(None, "--interval", help="Also give <target>_lo and <target>_hi at this "
+                                             "level, e.g. 0.9 (needs a law saved with --bootstrap)."),
+    kind: str = typer.Option("confidence", "--kind", help="'confidence': where the law's curve lies; 'prediction': "
+                             "where a new run would land (adds the runs' own noise)."),
 ):
     """Predict the law's targets at new points; prints the points with predictions as CSV."""
     if not law.is_file():
@@ -185,6 +194,8 @@ def predict_cmd(
     out = points.copy()
     for j, t in enumerate(final.targets):
         out[f"{t}_predicted" if t in out.columns else t] = pred[:, j]
+    if interval is not None:
+        out = add_intervals(out, payload, final, points, use_group, interval, kind, law.name)
     if not np.all(np.isfinite(pred)):
         Console(stderr=True).print("[yellow]warning:[/] some predictions are not finite (outside the law's domain)")
     out.to_csv(sys.stdout, index=False)

@@ -41,6 +41,33 @@ def _check_database() -> str:
         storage.close()
 
 
+def _api_access(host: str) -> str:
+    """How requests are let in; refuses to listen beyond this machine while no API token exists."""
+    from agent.errors import SldError
+    from app.core.auth import is_loopback
+    from app.core.config import get_settings
+    from app.main import open_storage
+
+    storage = open_storage(get_settings())
+    try:
+        active = sum(t.active for t in storage.list_tokens())
+    finally:
+        storage.close()
+    if is_loopback(host):
+        if not active:
+            return ("no API token configured: requests need none, and only this machine can reach "
+                    f"{host} (`sld token create` makes requests need one)")
+        return f"API tokens required ({active} active)"
+    if not active:
+        raise SldError(f"refusing to listen on {host} with no API token: anyone who reaches the port could read, "
+                       "change and delete every dataset. Create one first: `sld token create --name admin "
+                       "--scope admin` (requests then send `Authorization: Bearer <secret>`), or serve on 127.0.0.1")
+    # The API processes require a token from now on, even if every token is later revoked.
+    os.environ["SLD_AUTH_REQUIRED"] = "true"
+    get_settings.cache_clear()
+    return f"API tokens required ({active} active)"
+
+
 class _WorkerPool:
     """Worker processes, restarted if one dies; stopped with SIGTERM (they release their runs)."""
 
@@ -98,8 +125,10 @@ def serve(
 
     _use_database(database_url)
     backend = _check_database()
+    access = _api_access(host)
     n = get_settings().embedded_workers if workers is None else workers
     typer.echo(f"sld serve: http://{host}:{port} (docs at /docs), {backend} database, {n} worker process(es)")
+    typer.echo(f"sld serve: {access}")
     pool = _WorkerPool(n).start() if n > 0 else None
     # uvicorn re-raises the signal that stopped it once it has shut down; with the default
     # SIGTERM handler that would kill this process before the workers are stopped.

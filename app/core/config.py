@@ -39,6 +39,9 @@ class Settings(BaseSettings):
     create_schema: bool = True                # an empty database gets the schema at start-up
 
     # API
+    # Every request needs an API token, even while none exists (`sld serve` sets it when it listens
+    # beyond this machine).  Otherwise a request without one is served only while no token is active.
+    auth_required: bool = False
     max_payload_bytes: int = Field(32 * 1024 * 1024, ge=1024)  # larger request bodies get 413
     max_rows_per_request: int = Field(1_000_000, ge=1)
     page_limit_default: int = Field(50, ge=1)

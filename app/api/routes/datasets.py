@@ -9,7 +9,7 @@ from starlette.concurrency import run_in_threadpool
 
 from agent.errors import DataError
 from agent.storage import NotFoundError
-from app.api.deps import DatasetId, PagingDep, SettingsDep, StorageDep
+from app.api.deps import DatasetId, PagingDep, ReadStorage, SettingsDep, WriteStorage
 from app.schemas.common import PagePublic
 from app.schemas.datasets import DatasetCreate, DatasetPublic, RowsAppend
 from app.schemas.laws import BestLawPublic
@@ -54,7 +54,7 @@ async def _read_rows(request: Request, max_rows: int) -> tuple[Any, dict[str, st
 
 @router.post("", status_code=201, response_model=DatasetPublic, openapi_extra=_body_doc(DatasetCreate),
              summary="Create a dataset from JSON rows or a CSV upload")
-async def create_dataset(request: Request, storage: StorageDep, settings: SettingsDep) -> DatasetPublic:
+async def create_dataset(request: Request, storage: WriteStorage, settings: SettingsDep) -> DatasetPublic:
     df, fields = await _read_rows(request, settings.max_rows_per_request)
     about = _dataset_fields(fields)
     ds = await run_in_threadpool(storage.create_dataset, df, name=about.name, description=about.description)
@@ -75,7 +75,7 @@ def _dataset_fields(fields: dict[str, Any]) -> DatasetCreate:
 
 
 @router.get("", response_model=PagePublic[DatasetPublic], summary="List datasets, newest first")
-def list_datasets(storage: StorageDep, paging: PagingDep) -> PagePublic[DatasetPublic]:
+def list_datasets(storage: ReadStorage, paging: PagingDep) -> PagePublic[DatasetPublic]:
     page = storage.list_datasets(offset=paging.offset, limit=paging.limit)
     return PagePublic(items=[DatasetPublic.of(d) for d in page.items], total=page.total,
                       offset=page.offset, limit=page.limit)
@@ -83,7 +83,7 @@ def list_datasets(storage: StorageDep, paging: PagingDep) -> PagePublic[DatasetP
 
 @router.get("/{dataset_id}", response_model=DatasetPublic,
             summary="A dataset: columns with ranges, row count, groups (text columns)")
-def get_dataset(dataset_id: DatasetId, storage: StorageDep) -> DatasetPublic:
+def get_dataset(dataset_id: DatasetId, storage: ReadStorage) -> DatasetPublic:
     ds = storage.get_dataset(dataset_id)
     task = storage.find_task_spec(dataset_id)
     return DatasetPublic.of(ds, task=task.name if task else None)
@@ -91,7 +91,7 @@ def get_dataset(dataset_id: DatasetId, storage: StorageDep) -> DatasetPublic:
 
 @router.post("/{dataset_id}/rows", response_model=DatasetPublic, openapi_extra=_body_doc(RowsAppend),
              summary="Append rows (JSON or CSV) with the dataset's columns")
-async def append_rows(dataset_id: DatasetId, request: Request, storage: StorageDep,
+async def append_rows(dataset_id: DatasetId, request: Request, storage: WriteStorage,
                       settings: SettingsDep) -> DatasetPublic:
     df, fields = await _read_rows(request, settings.max_rows_per_request)
     if fields:
@@ -101,7 +101,7 @@ async def append_rows(dataset_id: DatasetId, request: Request, storage: StorageD
 
 
 @router.get("/{dataset_id}/rows", summary="The dataset's rows as JSON (paged)")
-def get_rows(dataset_id: DatasetId, storage: StorageDep, paging: PagingDep) -> dict[str, Any]:
+def get_rows(dataset_id: DatasetId, storage: ReadStorage, paging: PagingDep) -> dict[str, Any]:
     df = storage.load_rows(dataset_id)
     part = df.iloc[paging.offset: paging.offset + paging.limit]
     return {"items": part.to_dict(orient="records"), "total": len(df), "offset": paging.offset,
@@ -109,14 +109,14 @@ def get_rows(dataset_id: DatasetId, storage: StorageDep, paging: PagingDep) -> d
 
 
 @router.delete("/{dataset_id}", status_code=204, summary="Delete a dataset with its runs")
-def delete_dataset(dataset_id: DatasetId, storage: StorageDep) -> Response:
+def delete_dataset(dataset_id: DatasetId, storage: WriteStorage) -> Response:
     storage.delete_dataset(dataset_id)
     return Response(status_code=204)
 
 
 @router.get("/{dataset_id}/best-law", response_model=BestLawPublic,
             summary="The best law over the dataset's finished runs")
-def dataset_best_law(dataset_id: DatasetId, storage: StorageDep) -> BestLawPublic:
+def dataset_best_law(dataset_id: DatasetId, storage: ReadStorage) -> BestLawPublic:
     run = storage.best_run(dataset_id)
     if run is None:
         storage.get_dataset(dataset_id)  # 404 names the dataset if it is the dataset that is missing

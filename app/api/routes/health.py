@@ -6,14 +6,14 @@ from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
 from agent.storage import RunState
-from app.api.deps import StorageDep
+from app.api.deps import ServerStorage
 from app.schemas.common import HealthPublic
 
 router = APIRouter(tags=["health"])
 
 
 @router.get("/health", response_model=HealthPublic, summary="Liveness, database and queue")
-async def health(storage: StorageDep) -> HealthPublic:
+async def health(storage: ServerStorage) -> HealthPublic:
     def check():
         info = storage.info()
         queued = storage.list_runs(state=RunState.QUEUED, limit=1).total

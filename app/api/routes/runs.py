@@ -9,7 +9,9 @@ from starlette.concurrency import run_in_threadpool
 
 from agent.errors import DataError
 from agent.storage import CANDIDATE_ORDERS, NotFoundError, RunState
-from app.api.deps import CandidateId, DatasetIdQuery, EventIdQuery, PagingDep, RunId, SettingsDep, StorageDep
+from app.api.deps import (
+    CandidateId, DatasetIdQuery, EventIdQuery, PagingDep, ReadStorage, RunId, SettingsDep, WriteStorage,
+)
 from app.schemas.common import PagePublic
 from app.schemas.laws import BestLawPublic, CandidatePublic, ComparisonPublic, LawCreate
 from app.schemas.runs import EventPublic, RunCreate, RunPublic
@@ -23,13 +25,13 @@ router = APIRouter(prefix="/runs", tags=["runs"])
 
 @router.post("", status_code=202, response_model=RunPublic,
              summary="Queue a discovery run (a worker picks it up)")
-def create_run(req: RunCreate, storage: StorageDep, settings: SettingsDep) -> RunPublic:
+def create_run(req: RunCreate, storage: WriteStorage, settings: SettingsDep) -> RunPublic:
     spec = resolve_run_spec(req, storage, settings)
     return RunPublic.of(storage.create_run(req.dataset_id, spec))
 
 
 @router.get("", response_model=PagePublic[RunPublic], summary="List runs, newest first")
-def list_runs(storage: StorageDep, paging: PagingDep, dataset_id: DatasetIdQuery = None,
+def list_runs(storage: ReadStorage, paging: PagingDep, dataset_id: DatasetIdQuery = None,
               state: Literal["queued", "running", "done", "failed", "cancelled"] | None = None):
     page = storage.list_runs(dataset_id=dataset_id, state=RunState(state) if state else None,
                              offset=paging.offset, limit=paging.limit)
@@ -39,19 +41,19 @@ def list_runs(storage: StorageDep, paging: PagingDep, dataset_id: DatasetIdQuery
 
 @router.get("/{run_id}", response_model=RunPublic,
             summary="A run: state and progress (candidates evaluated, best validation score, elapsed)")
-def get_run(run_id: RunId, storage: StorageDep) -> RunPublic:
+def get_run(run_id: RunId, storage: ReadStorage) -> RunPublic:
     return RunPublic.of(storage.get_run(run_id))
 
 
 @router.post("/{run_id}/cancel", response_model=RunPublic,
              summary="Cancel: at once when queued, at the end of the current generation when running")
-def cancel_run(run_id: RunId, storage: StorageDep) -> RunPublic:
+def cancel_run(run_id: RunId, storage: WriteStorage) -> RunPublic:
     return RunPublic.of(storage.request_cancel(run_id))
 
 
 @router.get("/{run_id}/events", response_model=list[EventPublic],
             summary="The run's events: claims, warnings, LLM calls, the end")
-def run_events(run_id: RunId, storage: StorageDep, after_id: EventIdQuery = 0,
+def run_events(run_id: RunId, storage: ReadStorage, after_id: EventIdQuery = 0,
                limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> list[EventPublic]:
     return [EventPublic(id=e.id, kind=e.kind, payload=e.payload, created_at=e.created_at)
             for e in storage.list_events(run_id, after_id=after_id, limit=limit)]
@@ -59,7 +61,7 @@ def run_events(run_id: RunId, storage: StorageDep, after_id: EventIdQuery = 0,
 
 @router.get("/{run_id}/candidates", response_model=PagePublic[CandidatePublic],
             summary="The leaderboard: every candidate law, sorted and paged")
-def list_candidates(run_id: RunId, storage: StorageDep, paging: PagingDep,
+def list_candidates(run_id: RunId, storage: ReadStorage, paging: PagingDep,
                     sort: Annotated[str, Query(description=f"one of {', '.join(CANDIDATE_ORDERS)}")] = "score",
                     order: Literal["desc", "asc"] = "desc",
                     status: Literal["ok", "rejected"] | None = None) -> PagePublic[CandidatePublic]:
@@ -72,19 +74,19 @@ def list_candidates(run_id: RunId, storage: StorageDep, paging: PagingDep,
 
 
 @router.get("/{run_id}/candidates/{candidate_id}", response_model=CandidatePublic, summary="One candidate")
-def get_candidate(run_id: RunId, candidate_id: CandidateId, storage: StorageDep) -> CandidatePublic:
+def get_candidate(run_id: RunId, candidate_id: CandidateId, storage: ReadStorage) -> CandidatePublic:
     return CandidatePublic.of(storage.get_candidate(run_id, candidate_id))
 
 
 @router.get("/{run_id}/best", response_model=BestLawPublic,
             summary="The run's best law: formula (text, LaTeX, sympy), constants per group, scores, lineage")
-def run_best(run_id: RunId, storage: StorageDep) -> BestLawPublic:
+def run_best(run_id: RunId, storage: ReadStorage) -> BestLawPublic:
     return best_law(storage, storage.get_run(run_id))
 
 
 @router.get("/{run_id}/compare", response_model=ComparisonPublic,
             summary="The discovered law against the task's human law, with the same protocol")
-async def compare_with_human(run_id: RunId, request: Request, storage: StorageDep,
+async def compare_with_human(run_id: RunId, request: Request, storage: ReadStorage,
                              settings: SettingsDep) -> ComparisonPublic:
     run = await run_in_threadpool(storage.get_run, run_id)
     stored = (run.final or {}).get("comparison")
@@ -100,7 +102,7 @@ async def compare_with_human(run_id: RunId, request: Request, storage: StorageDe
 
 @router.post("/{run_id}/compare", response_model=ComparisonPublic,
              summary="The discovered law against a law you post, with the same protocol")
-async def compare_with_posted(run_id: RunId, law: LawCreate, request: Request, storage: StorageDep,
+async def compare_with_posted(run_id: RunId, law: LawCreate, request: Request, storage: ReadStorage,
                               settings: SettingsDep) -> ComparisonPublic:
     lines = [law.lines] if isinstance(law.lines, str) else law.lines
     return await _compare(request, storage, settings, run_id, {"name": law.name, "lines": lines}, posted=True)

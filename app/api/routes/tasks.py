@@ -4,7 +4,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 from starlette.concurrency import run_in_threadpool
 
-from app.api.deps import StorageDep, TaskName
+from app.api.deps import AdminStorage, ReadStorage, TaskName
 from app.schemas.datasets import DatasetPublic, TaskImport, TaskPublic
 from app.services.task_import import import_task
 
@@ -12,7 +12,7 @@ router = APIRouter(prefix="/tasks", tags=["tasks"])
 
 
 @router.get("", response_model=list[TaskPublic], summary="The bundled SLDBench tasks")
-def list_tasks(storage: StorageDep) -> list[TaskPublic]:
+def list_tasks(storage: ReadStorage) -> list[TaskPublic]:
     import tasks
 
     imported = {t.name: t.dataset_id for t in storage.list_task_specs()}
@@ -25,7 +25,7 @@ def list_tasks(storage: StorageDep) -> list[TaskPublic]:
 @router.post("/{name}/import", response_model=DatasetPublic, status_code=201,
              summary="Import a bundled task as a dataset (train + test rows, column 'split')",
              responses={200: {"model": DatasetPublic, "description": "already imported"}})
-async def import_bundled_task(name: TaskName, storage: StorageDep, response: Response,
+async def import_bundled_task(name: TaskName, storage: AdminStorage, response: Response,
                               options: TaskImport | None = None) -> DatasetPublic:
     ds, created = await run_in_threadpool(import_task, storage, name, force=bool(options and options.force))
     if not created:

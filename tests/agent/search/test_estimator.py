@@ -13,7 +13,7 @@ from agent.search import OfflineProposer
 def test_fit_predict_and_the_equations_table(power_law_data):
     train = power_law_data[power_law_data.N < 3e8]
     held_out = power_law_data[power_law_data.N >= 3e8]
-    model = LawSearch(axis=["N"], max_constants=4, budget=50, seed=0)
+    model = LawSearch(axis=["N"], max_constants=4, budget=50, seed=0, n_bootstrap=20)
     model.fit(train[["N"]], train["loss"], groups=train["group"])
     pred = model.predict(held_out[["N"]], groups=held_out["group"])
     assert pred.shape == (len(held_out),)
@@ -23,6 +23,11 @@ def test_fit_predict_and_the_equations_table(power_law_data):
     assert table["score"].is_monotonic_decreasing
     assert isinstance(model.sympy(), sp.Expr)
     assert "N" in model.latex()
+    # intervals from a bootstrap of the law over the training runs: the point inside, wider further out
+    mid, lo, hi = model.predict(held_out[["N"]], groups=held_out["group"], return_interval=True)
+    assert np.array_equal(mid, pred) and np.all(lo <= mid) and np.all(mid <= hi)
+    _, p_lo, p_hi = model.predict(held_out[["N"]], groups=held_out["group"], return_interval=True, kind="prediction")
+    assert np.all(p_hi - p_lo >= hi - lo)
     # how the law was chosen travels with it: the margin and the close finalists' spread beyond the data
     assert model.selection_["margin"] > 0 and model.selection_["close_finalists"] >= 1
 

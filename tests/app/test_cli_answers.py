@@ -1,0 +1,83 @@
+"""`sld predict --interval` and `sld allocate`: the answers a training team acts on, from a saved law."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from agent.expressions import parse_law
+from agent.fitting import fit_law
+from agent.problem import Problem, make_table
+from agent.uncertainty import bootstrap
+
+LINES = ["loss = E + A*(N/1e8)**(-a) + B*(D/1e10)**(-b)"]
+
+
+@pytest.fixture(scope="module")
+def saved_law(tmp_path_factory):
+    """A law JSON as `sld discover --bootstrap 40 --save` writes it, fitted on a small N x D grid."""
+    rng = np.random.default_rng(0)
+    N, D = np.meshgrid(np.geomspace(1e7, 1e9, 5), np.geomspace(2e8, 2e10, 5))
+    df = pd.DataFrame({"N": N.ravel(), "D": D.ravel()})
+    df["loss"] = (1.69 + 406.4 * df.N ** -0.34 + 410.7 * df.D ** -0.28) * np.exp(rng.normal(0, 0.005, len(df)))
+    problem = Problem(("N", "D"), ("loss",))
+    law = parse_law(LINES, problem.inputs, problem.targets)
+    table = make_table(df, problem)
+    constants = fit_law(law, table, seed=0).constants
+    payload = {"law": LINES, "inputs": ["N", "D"], "targets": ["loss"], "constants": constants,
+               "validation": {}, "group": None}
+    folder = tmp_path_factory.mktemp("law")
+    plain = folder / "plain.json"
+    plain.write_text(json.dumps(payload))
+    with_boot = folder / "boot.json"
+    payload["bootstrap"] = bootstrap(law, table, constants, n=40, seed=0).to_dict()
+    with_boot.write_text(json.dumps(payload))
+    points = folder / "points.csv"
+    pd.DataFrame({"N": [1e9, 1e10, 1e11], "D": [2e10, 2e11, 2e12]}).to_csv(points, index=False)
+    return plain, with_boot, points
+
+
+def test_predict_gives_intervals_that_widen_with_distance_and_prediction_ones_are_wider(sld, saved_law):
+    _, law, points = saved_law
+    conf = sld("predict", "--law", str(law), "--csv", str(points), "--interval", "0.9")
+    pred = sld("predict", "--law", str(law), "--csv", str(points), "--interval", "0.9", "--kind", "prediction")
+    assert conf.exit_code == 0 and pred.exit_code == 0, conf.stderr + pred.stderr
+    c = pd.read_csv(__import__("io").StringIO(conf.stdout))
+    p = pd.read_csv(__import__("io").StringIO(pred.stdout))
+    assert np.all(c.loss_lo <= c.loss) and np.all(c.loss <= c.loss_hi)
+    assert np.all(np.diff(c.loss_hi - c.loss_lo) > 0)  # further out, less sure
+    assert np.all(p.loss_hi - p.loss_lo > c.loss_hi - c.loss_lo)
+
+
+def test_an_interval_without_a_bootstrap_says_how_to_get_one(sld, saved_law):
+    plain, _, points = saved_law
+    result = sld("predict", "--law", str(plain), "--csv", str(points), "--interval", "0.9")
+    assert result.exit_code == 2 and "--bootstrap" in result.stderr
+
+
+def test_allocate_finds_the_textbook_optimum_with_an_interval(sld, saved_law):
+    _, law, _ = saved_law
+    result = sld("allocate", "--law", str(law), "--size", "N", "--data", "D", "--budget", "1e20,1e22",
+                 "--size-range", "1e6,1e13", "--json")
+    assert result.exit_code == 0, result.stderr
+    rows = json.loads(result.stdout)["allocations"]
+    assert [r["budget"] for r in rows] == [1e20, 1e22]
+    for r in rows:
+        assert r["size"] * r["data"] * 6 == pytest.approx(r["budget"])
+        assert r["interval"]["size"][0] <= r["size"] <= r["interval"]["size"][1]
+    assert rows[1]["size"] > rows[0]["size"] and rows[1]["loss"] < rows[0]["loss"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--size", "N", "--data", "tokens"], "tokens"),
+    (["--size", "N", "--data", "D", "--size-range", "1e9"], "two numbers"),
+    (["--size", "N", "--data", "D", "--budget", "lots"], "not a number"),
+])
+def test_allocate_names_bad_requests(sld, saved_law, args, message):
+    _, law, _ = saved_law
+    base = {"--budget": "1e21", "--size-range": "1e6,1e13"}
+    for k, v in zip(args[::2], args[1::2]):
+        base[k] = v
+    argv = ["allocate", "--law", str(law)] + [x for kv in base.items() for x in kv]
+    result = sld(*argv)
+    assert result.exit_code == 2 and message in result.stderr
