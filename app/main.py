@@ -12,7 +12,7 @@ from fastapi import FastAPI
 
 from agent.storage import BaseStorage
 from app.api.routes import datasets, health, predict, runs, tasks
-from app.core import errors
+from app.core import errors, origins
 from app.core.config import Settings, get_settings
 from app.core.limits import BodySizeLimit
 
@@ -53,6 +53,7 @@ def create_app(settings: Settings | None = None, storage: BaseStorage | None = N
         app.state.storage = storage
     errors.install(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_payload_bytes)
+    origins.install(app, settings.cors_origins)  # outside the size limit: a refused write is not read
     for module in (health, datasets, tasks, runs, predict):
         app.include_router(module.router)
     return app

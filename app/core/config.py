@@ -42,6 +42,10 @@ class Settings(BaseSettings):
     # Every request needs an API token, even while none exists (`sld serve` sets it when it listens
     # beyond this machine).  Otherwise a request without one is served only while no token is active.
     auth_required: bool = False
+    # Web pages on other sites that may call the API from a browser, as JSON:
+    # SLD_CORS_ORIGINS='["https://dashboard.example.com"]'.  None by default: such pages can neither read
+    # answers nor write (a cross-site write is 403 even where CORS would not be asked, e.g. a text/plain POST).
+    cors_origins: list[str] = Field(default_factory=list)
     max_payload_bytes: int = Field(32 * 1024 * 1024, ge=1024)  # larger request bodies get 413
     max_rows_per_request: int = Field(1_000_000, ge=1)
     page_limit_default: int = Field(50, ge=1)
@@ -76,6 +80,15 @@ class Settings(BaseSettings):
         for name in value:
             if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", name):
                 raise ValueError(f"LLM endpoint name {name[:80]!r}: use letters, digits, '_', '.' or '-'")
+        return value
+
+    @field_validator("cors_origins")
+    @classmethod
+    def _origins(cls, value: list[str]) -> list[str]:
+        for origin in value:
+            if not re.fullmatch(r"https?://[^/\s?#*]+", origin):
+                raise ValueError(f"CORS origin {origin[:80]!r}: give scheme://host[:port], e.g. "
+                                 "https://dashboard.example.com (no path, no wildcard)")
         return value
 
     def engine_kwargs(self) -> dict:
