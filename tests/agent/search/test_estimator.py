@@ -54,7 +54,8 @@ def test_parameters_round_trip_as_scikit_learn_expects(power_law_data):
     model = LawSearch(axis=["N"], max_constants=4, budget=20, seed=3)
     params = model.get_params()
     assert params == {"axis": ["N"], "budget": 20, "max_constants": 4, "proposers": None, "seed": 3,
-                      "time_limit": DEFAULT_TIME_LIMIT, "work_budget": DEFAULT_WORK, "workers": 1}
+                      "time_limit": DEFAULT_TIME_LIMIT, "work_budget": DEFAULT_WORK, "workers": 1,
+                      "n_bootstrap": 100}
     twin = LawSearch(**params)  # what sklearn.base.clone does
     assert twin.get_params() == params
     assert model.set_params(seed=0, budget=15) is model and model.get_params()["seed"] == 0
