@@ -1,6 +1,7 @@
 """The evolutionary law search (ask/tell) and its plug-in proposers."""
-from agent.search.engine import Search, SearchConfig
-from agent.search.evaluate import Selection
+from agent.search.config import SearchConfig
+from agent.search.engine import Search
+from agent.search.selection import Selection
 from agent.search.final import FinalLaw, Refit, refit_law, report_on_test
 from agent.search.proposers import BudgetExhausted, ProposalContext, Proposer, ProposerUnavailable
 from agent.search.proposers.offline import OfflineProposer
