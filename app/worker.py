@@ -6,6 +6,9 @@ another worker re-claims the run once its heartbeat is stale and resumes from
 the last checkpoint, producing exactly the candidates an uninterrupted run
 would.  A heartbeat thread keeps the claim alive during long generations and
 notices cancellation; cancellation and shutdown take effect between generations.
+A cancel that arrives during the last generation, or while the final law is being
+refitted, still ends the run ``cancelled`` (``finish_run`` checks it in its transaction).
+A lost database makes a worker wait and retry (``worker_faults.py``), never exit.
 
 ``python -m app.worker`` runs one worker (``sld worker`` starts several).
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import signal
 import socket
 import threading
@@ -25,6 +29,7 @@ from agent.search import Search, report_on_test
 from agent.storage import BaseStorage, Checkpoint, RunLost, RunRecord, RunState
 from app.core.config import Settings, get_settings
 from app.schemas.runspec import RunSpec
+from app.worker_faults import DATABASE_UNAVAILABLE, Backoff, die_with_parent, one_line
 
 log = logging.getLogger("sld.worker")
 
@@ -39,12 +44,23 @@ class Worker:
         self.storage, self.settings = storage, settings
         self.worker_id = worker_id or new_worker_id()
         self.stop = stop or threading.Event()
+        # seeded by the worker's id: reproducible for one worker, different across workers
+        self.backoff = Backoff(settings.poll_interval, settings.db_retry_max, random.Random(self.worker_id))
 
     def run_forever(self, *, max_runs: int | None = None, exit_when_idle: bool = False) -> int:
         """Claim and execute runs until stopped; returns how many runs it executed."""
         done = 0
         while not self.stop.is_set() and (max_runs is None or done < max_runs):
-            if self.run_once() is None:
+            try:
+                run = self.run_once()
+            except DATABASE_UNAVAILABLE as exc:
+                delay = self.backoff.next()
+                log.warning("worker %s: database unavailable (%s); trying again in %.1f s",
+                            self.worker_id, one_line(exc), delay)
+                self.stop.wait(delay)
+                continue
+            self.backoff.reset()
+            if run is None:
                 if exit_when_idle:
                     break
                 self.stop.wait(self.settings.poll_interval)
@@ -76,6 +92,9 @@ class _RunExecution:
             self._loop(search)
         except RunLost as exc:
             log.warning("run %s: %s", self.run.id, exc)
+        except DATABASE_UNAVAILABLE:
+            self._leave()
+            raise  # the worker waits before it tries the database again
         except Exception as exc:  # a failed run is recorded, the worker carries on
             self._fail(exc)
         finally:
@@ -117,7 +136,8 @@ class _RunExecution:
                 events=search.drain_events())
             if saved.cancel_requested:
                 self.cancelled.set()
-        self._finish(search, RunState.DONE)
+        # a cancel seen while the last generation ran still counts (and skips the final refit)
+        self._finish(search, RunState.CANCELLED if self.cancelled.is_set() else RunState.DONE)
 
     def _finish(self, search: Search, state: RunState) -> None:
         final, error = None, None
@@ -161,6 +181,16 @@ class _RunExecution:
             except SldError as exc:
                 out["comparison_error"] = str(exc)
         return out
+
+    def _leave(self) -> None:
+        """The database went away mid-run: not the run's fault, so it is not failed.  Hand it back if
+        the database answers again at once; otherwise it is re-claimed once its heartbeat is stale,
+        and resumes from its last checkpoint."""
+        log.warning("run %s: database unavailable; the run resumes from its last checkpoint", self.run.id)
+        try:
+            self.storage.release_run(self.run.id, self.wid)
+        except Exception:  # noqa: BLE001 - still down, or already re-claimed: staleness takes care of it
+            pass
 
     def _fail(self, exc: Exception) -> None:
         if isinstance(exc, SldError):
@@ -228,14 +258,12 @@ def build_proposers(specs: list[dict[str, Any]], endpoints=None):
     return out
 
 
-def main(max_runs: int | None = None, exit_when_idle: bool = False) -> int:
-    """One worker process until SIGTERM/SIGINT (the current run is released, not lost)."""
-    from app.main import open_storage
-
+def main(max_runs: int | None = None, exit_when_idle: bool = False, parent_pid: int | None = None) -> int:
+    """One worker process until SIGTERM/SIGINT (the current run is released, not lost), or until
+    ``parent_pid`` is gone when it is given."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)
     settings = get_settings()
-    storage = open_storage(settings)
     stop = threading.Event()
 
     def _stop(signum, _frame):
@@ -244,6 +272,11 @@ def main(max_runs: int | None = None, exit_when_idle: bool = False) -> int:
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
+    if parent_pid is not None:
+        die_with_parent(parent_pid, stop)
+    storage = _open_storage(settings, stop)
+    if storage is None:
+        return 0
     worker = Worker(storage, settings, stop=stop)
     log.info("worker %s polling %s", worker.worker_id, storage.info()["backend"])
     try:
@@ -252,11 +285,27 @@ def main(max_runs: int | None = None, exit_when_idle: bool = False) -> int:
         storage.close()
 
 
+def _open_storage(settings: Settings, stop: threading.Event) -> BaseStorage | None:
+    """The storage once the database answers (None if stopped first)."""
+    from app.main import open_storage
+
+    backoff = Backoff(settings.poll_interval, settings.db_retry_max, random.Random(os.getpid()))
+    while not stop.is_set():
+        try:
+            return open_storage(settings)
+        except DATABASE_UNAVAILABLE as exc:
+            delay = backoff.next()
+            log.warning("database unavailable at start (%s); trying again in %.1f s", one_line(exc), delay)
+            stop.wait(delay)
+    return None
+
+
 if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser(description="one sld worker process")
     parser.add_argument("--max-runs", type=int, default=None)
     parser.add_argument("--exit-when-idle", action="store_true")
+    parser.add_argument("--parent-pid", type=int, default=None, help="stop when this process is gone")
     args = parser.parse_args()
-    main(max_runs=args.max_runs, exit_when_idle=args.exit_when_idle)
+    main(max_runs=args.max_runs, exit_when_idle=args.exit_when_idle, parent_pid=args.parent_pid)

@@ -122,7 +122,8 @@ class BaseStorage(abc.ABC):
                    final: Mapping[str, Any] | None = None, error: str | None = None,
                    progress: Mapping[str, Any] | None = None,
                    best_score: float | None = None) -> RunRecord:
-        """Move an owned run to done/failed/cancelled; RunLost when not owned."""
+        """Move an owned run to done/failed/cancelled; RunLost when not owned.  A run asked to be
+        done whose cancel was requested meanwhile ends cancelled: a cancel is never lost."""
 
     @abc.abstractmethod
     def release_run(self, run_id: int, worker_id: str) -> None:

@@ -69,28 +69,50 @@ def _api_access(host: str) -> str:
 
 
 class _WorkerPool:
-    """Worker processes, restarted if one dies; stopped with SIGTERM (they release their runs)."""
+    """Worker processes, restarted if one dies (sooner or later: one that keeps dying young waits
+    longer each time); stopped with SIGTERM (they release their runs); gone when this process is."""
+
+    LIVED_LONG_ENOUGH = 60.0  # seconds; a worker that died younger is restarted after a growing wait
 
     def __init__(self, n: int, args: list[str] | None = None):
         self.n, self.args = n, args or []
         self.procs: list[subprocess.Popen] = []
+        self._started: list[float] = []
         self._stopping = threading.Event()
         self._watch = threading.Thread(target=self._supervise, daemon=True)
 
     def start(self) -> "_WorkerPool":
         self.procs = [self._spawn() for _ in range(self.n)]
+        self._started = [time.monotonic()] * self.n
         self._watch.start()
         return self
 
     def _spawn(self) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-m", "app.worker", *self.args], env=dict(os.environ))
+        return subprocess.Popen([sys.executable, "-m", "app.worker", f"--parent-pid={os.getpid()}", *self.args],
+                                env=dict(os.environ))
 
     def _supervise(self) -> None:
-        while not self._stopping.wait(2.0):
+        import random
+
+        from app.worker_faults import Backoff
+
+        backoffs = [Backoff(2.0, 60.0, random.Random(i)) for i in range(self.n)]
+        restart_at: dict[int, float] = {}
+        while not self._stopping.wait(0.5):
             for i, p in enumerate(self.procs):
-                if p.poll() is not None and not self._stopping.is_set() and not self.args:
-                    typer.echo(f"worker process {p.pid} exited ({p.returncode}); starting another", err=True)
-                    self.procs[i] = self._spawn()
+                if p.poll() is None or self._stopping.is_set() or self.args:
+                    continue
+                now = time.monotonic()
+                if i not in restart_at:
+                    if now - self._started[i] >= self.LIVED_LONG_ENOUGH:
+                        backoffs[i].reset()
+                    delay = backoffs[i].next()
+                    restart_at[i] = now + delay
+                    typer.echo(f"worker process {p.pid} exited ({p.returncode}); starting another in {delay:.0f} s",
+                               err=True)
+                if now >= restart_at[i]:
+                    del restart_at[i]
+                    self.procs[i], self._started[i] = self._spawn(), now
 
     def wait(self) -> int:
         return max((p.wait() for p in self.procs), default=0)

@@ -63,6 +63,7 @@ class Settings(BaseSettings):
     stale_after: float = Field(60.0, gt=0)    # a running run silent this long is re-claimed
     poll_interval: float = Field(1.0, gt=0)
     eval_workers: int = Field(1, ge=1)        # processes evaluating candidates inside one run
+    db_retry_max: float = Field(30.0, gt=0)   # longest wait between a worker's tries of a lost database
 
     # LLM endpoints runs may name, as JSON: SLD_LLM_ENDPOINTS='{"openai": {"base_url":
     # "https://api.openai.com/v1", "api_key_env": "OPENAI_API_KEY"}, "local": {"base_url": "http://127.0.0.1:8080/v1"}}'

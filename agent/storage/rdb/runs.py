@@ -138,6 +138,12 @@ class RunVerbs:
         if best_score is not None:
             values["best_score"] = cv.finite_or_none(best_score)
         with self._write() as s:
+            if state is RunState.DONE and self._run_row(s, run_id, lock=True).cancel_requested:
+                # A cancel that came while the worker finished its last generation is not lost.  The row
+                # lock (PostgreSQL) or the write transaction (SQLite) orders it with request_cancel: a
+                # later cancel finds the run done and gets 409, an earlier one is seen here.
+                state = RunState.CANCELLED
+                values["state"] = state.value
             self._touch_owned(s, run_id, worker_id, values)
             self._insert_events(s, run_id, [{"kind": state.value, **({"error": error} if error else {})}], cv.now())
             return cv.run_record(self._run_row(s, run_id))
