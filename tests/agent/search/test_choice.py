@@ -55,6 +55,10 @@ def test_the_best_seed_of_each_literature_form_joins_the_best_distinct_laws_as_f
     pool = finalist_pool(searched + chinchilla + [oddity, hopeless], n_best=3, with_prior=True)
     assert [c.id for c in pool] == [0, 1, 2, 10]
     assert [c.id for c in finalist_pool(searched + chinchilla, n_best=3, with_prior=False)] == [0, 1, 2]
+    # the variants of one shape count as one family
+    bowls = [cand(20, score=2.7, finalist=False, shape="level_times_bowl_0[N,lr]"),
+             cand(21, score=2.69, finalist=False, shape="level_times_bowl_3[N,lr]")]
+    assert [c.id for c in finalist_pool(searched + bowls, n_best=3, with_prior=True)] == [0, 1, 2, 20]
 
 
 def test_the_spread_of_the_close_finalists_is_measured_beyond_the_data():
