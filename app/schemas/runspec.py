@@ -61,6 +61,8 @@ class RunSpec(BaseModel):
         if isinstance(data, dict) and "config" not in data:
             data = dict(data)
             data["config"] = {k: data.pop(k) for k in _LEGACY_SEARCH_FIELDS if k in data}
+            # runs queued before the spec was complete had no work budget (SearchConfig's default has one)
+            data["config"].setdefault("work_budget", None)
             data["version"] = 1
         return data
 

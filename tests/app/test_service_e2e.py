@@ -84,7 +84,7 @@ def queue(http: httpx.Client, dataset_id: int, seed: int = 0, budget: int = 20) 
 
 def read_results(http: httpx.Client, run: dict) -> None:
     assert run["state"] == "done", run
-    assert run["progress"]["candidates"] == run["spec"]["budget"]
+    assert run["progress"]["candidates"] == run["spec"]["config"]["budget"]
     best = http.get(f"/datasets/{run['dataset_id']}/best-law").json()
     assert best["final"] and set(best["constants"]) == {"a", "b"}
     cmp = http.post(f"/runs/{run['id']}/compare", json={"name": "human", "lines": ["loss = E + A * N ** -0.3"]})
