@@ -131,6 +131,28 @@ def test_a_law_that_turns_or_goes_negative_only_far_beyond_the_data_is_implausib
     assert penalty > 0 and any("turns around" in n for n in notes)
 
 
+def test_a_bowl_whose_optimum_moves_with_scale_is_plausible_though_fixed_settings_turn_around():
+    """At one learning rate the loss of such a sweep rises again far out (its optimum moves away),
+    but the best loss over the rates tried keeps falling: the trend is checked on that envelope."""
+    from agent.expressions import parse_law
+    from agent.search.evaluate import _implausibility
+
+    text = "loss = (E + A*(N/1e8)**(-alpha))*(1 + q*(log(lr/0.003) - m - g*log(N/1e8))**2)"
+    truth = {"E": 1.8, "A": 1.2, "alpha": 0.3, "q": 0.08, "m": 0.0, "g": -0.35}
+    N, lr = np.meshgrid([1e7, 3e7, 1e8, 3e8], 0.003 * 2.0 ** np.arange(-3, 4))
+    N, lr = N.ravel(), lr.ravel()
+    level = truth["E"] + truth["A"] * (N / 1e8) ** -truth["alpha"]
+    loss = level * (1 + truth["q"] * (np.log(lr / 0.003) - truth["g"] * np.log(N / 1e8)) ** 2)
+    problem = Problem(("N", "lr"), ("loss",), axis=("N",), max_constants=6)
+    ctx = Search(problem, pd.DataFrame({"N": N, "lr": lr, "loss": loss}), SearchConfig(budget=1)).context
+    law = ctx.units.fitted(parse_law(text, ("N", "lr"), ("loss",))).law
+    constants = {g: dict(truth) for g in ctx.table.group_names}
+    from agent.fitting import predict
+    pushed = predict(law, ctx.probes, constants, ctx.probes.groups)[:, 0].reshape(-1, 5)
+    assert np.any(np.diff(pushed, axis=1) > 0), "some fixed learning rate must turn around, or this test is void"
+    assert _implausibility(law, constants, ctx) == (0.0, [])
+
+
 def test_the_score_is_a_pure_function_of_the_parts_a_candidate_records(power_law_problem, power_law_data):
     from agent.search.evaluate import rescored
 
