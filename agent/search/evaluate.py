@@ -15,8 +15,11 @@ Log NMSE separates good laws where R² does not (0.9997 and 0.995 differ by
 it; clipping at NMSE 2 mirrors the benchmark's floor of R² at -1.  ``spread``
 is how much the folds' fits disagree at the probes (see ``_disagreement``):
 validation error is the bias of a short extrapolation, the spread the variance
-of a longer one, and their sum the expected error.  With a single fold (an axis
-of three levels), the fit on all rows is the second fit compared.
+of a longer one.  It is always recorded, but by default weighs nothing
+(``Selection.disagreement_weight``): with few rows the fold fitted from the
+earliest origin is ill-posed for any law with enough constants, so the spread
+punished the true forms most.  With a single fold (an axis of three levels),
+the fit on all rows is the second fit compared.
 
 Plausibility probes push the fitted law beyond the training range along the
 axis (2x, 4x, 10x and 100x the largest axis level of each group).  A law whose

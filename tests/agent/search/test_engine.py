@@ -1,4 +1,5 @@
 """The search: seeded, resumable, budgeted, and robust to a failing proposer."""
+import dataclasses
 import json
 
 import numpy as np
@@ -43,9 +44,11 @@ def test_a_run_resumed_from_any_checkpoint_matches_the_uninterrupted_run(power_l
 
 
 def test_budget_counts_every_candidate_and_duplicates_are_never_evaluated(power_law_problem, power_law_data):
-    search = Search(power_law_problem, power_law_data, SMALL)
+    config = dataclasses.replace(SMALL, budget=30)  # below what the proposers can offer a 1-input law of 4 constants
+    search = Search(power_law_problem, power_law_data, config)
     search.run()
-    assert len(searched(search)) == SMALL.budget
+    assert search.stop_reason == "budget"
+    assert len(searched(search)) == config.budget
     canon = [c.canonical for c in searched(search) if c.ok]
     assert len(canon) == len(set(canon))
     assert search.stop_reason == "budget"
@@ -93,12 +96,13 @@ class Failing(Proposer):
 
 
 def test_an_unavailable_proposer_falls_back_to_offline_with_a_warning(power_law_problem, power_law_data):
-    search = Search(power_law_problem, power_law_data, SMALL,
+    config = dataclasses.replace(SMALL, budget=30)
+    search = Search(power_law_problem, power_law_data, config,
                     proposers=[(Failing(ProposerUnavailable("connection refused")), 1.0)])
     search.run()
     events = search.drain_events()
     assert any(e["type"] == "warning" and "flaky unavailable" in e["message"] for e in events)
-    assert len(searched(search)) == SMALL.budget  # the offline proposer carried the run
+    assert len(searched(search)) == config.budget  # the offline proposer carried the run
 
 
 def test_an_exhausted_budget_stops_the_run_cleanly(power_law_problem, power_law_data):
