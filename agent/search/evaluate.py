@@ -266,7 +266,9 @@ def _turns_around(blocks_pred: np.ndarray, levels: np.ndarray, direction: int) -
     for level in np.unique(levels):
         p = blocks_pred[levels == level] * direction
         with np.errstate(invalid="ignore"):
-            envelope = np.nanmax(p, axis=0) if np.any(np.isfinite(p)) else p[0]
+            # NaN where no row is finite: that step is not judged here (non-finite ones are penalised above)
+            envelope = np.max(np.where(np.isnan(p), -np.inf, p), axis=0)
+            envelope[np.isneginf(envelope)] = np.nan
             steps = np.diff(envelope)
             if np.any(steps < -1e-9 * (np.abs(envelope[0]) + 1)):
                 return True
