@@ -101,6 +101,7 @@ class Search:
             "best_validation_r2": None if best is None else best.validation.get("r2"),
             "elapsed": self.elapsed, "budget": self.config.budget, "work": self.work,
             "stop_reason": self.stop_reason,
+            **({"retired": {k: dict(v) for k, v in self.mix.retired.items()}} if self.mix.retired else {}),
         }
 
     def step(self) -> list[Candidate]:
@@ -217,8 +218,6 @@ class Search:
                 continue
             for proposer, n in self.mix.allocate(self.config.children, self.rng):
                 out.extend(self._unique(self.mix.call(proposer, ctx, n, self.rng), island=island))
-        if self.mix.exhausted:
-            self.stop_reason, self.mix.exhausted = self.mix.exhausted, None
         composite = compose_best_lines(self.problem, self.candidates, self.config.selection.complexity_weight)
         if composite is not None:
             out.extend(self._unique([composite], island=int(self.rng.integers(self.config.islands))))

@@ -105,12 +105,18 @@ def test_an_unavailable_proposer_falls_back_to_offline_with_a_warning(power_law_
     assert len(searched(search)) == config.budget  # the offline proposer carried the run
 
 
-def test_an_exhausted_budget_stops_the_run_cleanly(power_law_problem, power_law_data):
-    search = Search(power_law_problem, power_law_data, SMALL,
+def test_a_spent_proposer_budget_ends_its_turns_not_the_run(power_law_problem, power_law_data):
+    """An LLM whose calls run out hands its share to the offline proposer: the run keeps its full size."""
+    config = dataclasses.replace(SMALL, budget=30)
+    search = Search(power_law_problem, power_law_data, config,
                     proposers=[(Failing(BudgetExhausted("100 calls used")), 1.0)])
     final = search.run()
-    assert search.stop_reason == "flaky budget exhausted"
-    assert final.lines  # the best law so far is still reported
+    assert final.lines
+    assert search.stop_reason == "budget" and len(searched(search)) == config.budget
+    retired = search.progress["retired"]["flaky"]
+    assert retired["reason"] == "100 calls used" and retired["generation"] >= 1
+    events = [e for e in search.drain_events() if e["type"] == "budget"]
+    assert len(events) == 1 and "offline proposer" in events[0]["message"]
 
 
 class Hostile(Proposer):
