@@ -246,7 +246,8 @@ class Search:
         # so careful fitting never lands in a worse basin
         options = [replace(self.config.finalist_fit, loss=p.meta["fit_loss"]) if p.finalist else None
                    for p in proposals]
-        warms = [self.candidates[p.parent_ids[0]].constants if p.finalist else None for p in proposals]
+        warms = [self.candidates[p.parent_ids[0]].constants if p.finalist else self._suggested_start(p)
+                 for p in proposals]
         results = self._evaluator.map([p.lines for p in proposals], seeds, options, warms)
         new = []
         for k, (p, res) in enumerate(zip(proposals, results)):
@@ -264,6 +265,14 @@ class Search:
         improved = self._update_best(new)
         self.no_improve = 0 if improved else self.no_improve + 1
         return new
+
+    def _suggested_start(self, proposal: Proposal) -> dict | None:
+        """An LLM's starting values for its law, in every group: one more fit start beside the
+        fitter's own (``fit_law`` uses it only when it names every constant with a usable value)."""
+        init = proposal.meta.get("constants_init")
+        if not init:
+            return None
+        return {g: dict(init) for g in self.context.table.group_names}
 
     def _update_best(self, new: list[Candidate]) -> bool:
         improved = False

@@ -3,6 +3,7 @@ import dataclasses
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from agent.search import (BudgetExhausted, OfflineProposer, Proposal, Proposer, ProposerUnavailable, Search,
@@ -146,3 +147,19 @@ def test_parallel_evaluation_gives_the_same_run_as_serial(power_law_problem, pow
     finally:
         parallel.close()
     assert lines_of(parallel) == lines_of(serial)
+
+
+def test_an_llms_starting_values_are_a_fit_start_of_its_law():
+    """A narrow bump no default start finds: from the proposer's suggested constants the fit lands on it."""
+    from agent.problem import Problem
+
+    N = np.logspace(6, 9, 40)
+    frame = pd.DataFrame({"N": N, "loss": 1.8 + 300 * N ** -0.3 + 0.3 * np.exp(-40 * (np.log(N / 1e7) - 2.9) ** 2)})
+    search = Search(Problem(("N",), ("loss",), axis=("N",), max_constants=6), frame, SearchConfig(budget=1))
+    law = ("loss = E + A*(N/1e7)**(-alpha) + B*exp(-w*(log(N/1e7) - m)**2)",)
+    init = {"E": 1.8, "A": 300 * 1e7 ** -0.3, "alpha": 0.3, "B": 0.3, "w": 40.0, "m": 2.9}
+    suggested, plain = search._tell([Proposal(law, "llm", (), {"constants_init": init}),
+                                     Proposal(law, "llm", (), {})])
+    search.close()
+    assert suggested.validation["r2"] > 0.999
+    assert plain.validation["r2"] < 0.9
