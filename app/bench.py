@@ -96,6 +96,7 @@ def bench_discovered(spec: TaskSpec, seed: int = 0, budget: int | None = None,
     row = result_row(spec.name, test["r2"], test["nmse"], test["nmae"], result.final["n_constants"],
                      time.perf_counter() - start)
     row["law"] = result.final["law"]
+    row["complexity"] = result.final["complexity"]  # nodes, beside the constants: how simple the report is
     row["fit_loss"] = result.final.get("fit_loss")
     row["candidates"] = result.search["candidates"]
     row["stop_reason"] = result.search["stop_reason"]
