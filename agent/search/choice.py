@@ -9,10 +9,15 @@ work against it, as PySR's ``model_selection`` names its policy:
 1. **The prior is always heard.**  Besides the best distinct laws, the best
    seed of each of the literature's forms (``library.PRIOR_SHAPES``) is a
    finalist, so a plain form is compared with careful fits before the choice.
-2. **Parsimony.**  Of the finalists within ``parsimony_margin`` decades of the
-   best, the simplest is reported (the one-standard-error rule of model
-   selection); with ``prefer_prior`` the literature's forms come first among
-   them, then fewer constants, then fewer nodes.
+2. **The prior first.**  Of the finalists within ``parsimony_margin`` decades of
+   the best, with ``prefer_prior`` the best-scoring literature form is reported
+   (a plain form this close to a lucky complex one is the better bet).  Without
+   it, the simplest close law is (the one-standard-error rule of model
+   selection).  Among literature forms the score decides, not the count of
+   constants: on the development suite "fewest constants first" picked a
+   2-constant power law that ignores an offset or a whole input (48 problems:
+   the same 18 wins, but a median test NMSE 2.4x the oracle textbook form's
+   against 1.6x for "best score first").
 3. **The plain loss first.**  Of one form, a fit with the plain loss (log
    residuals for positive targets) is kept unless the robust fit wins by the margin.
 """
@@ -88,9 +93,10 @@ def choose(candidates: Sequence[Candidate], margin: float, plain_loss: str, pref
     close = [c for c in finalists if score[c.id] >= top - margin]
 
     def order(c: Candidate):
-        prior_first = (not is_prior(c)) if prefer_prior else False
-        return (prior_first, c.n_constants if prefer_prior else 0, c.complexity,
-                c.fit.get("method", plain_loss) != plain_loss, -score[c.id], c.id)
+        robust = c.fit.get("method", plain_loss) != plain_loss
+        if prefer_prior:
+            return (not is_prior(c), robust, -score[c.id], c.id)
+        return (c.complexity, robust, -score[c.id], c.id)
 
     return min(close, key=order), close
 

@@ -1,4 +1,4 @@
-"""The final choice: finalists include the literature's forms, and the simplest close law is reported."""
+"""The final choice: finalists include the literature's forms, and a close literature form is reported."""
 import numpy as np
 
 from agent.problem import Problem, Table
@@ -44,6 +44,14 @@ def test_preferring_the_prior_puts_literature_forms_first_among_close_finalists(
     chinchilla = cand(1, score=1.99, complexity=15, n_constants=5, shape="additive_power[N,D]")
     assert choose([odd, chinchilla], margin=0.05, plain_loss="log")[0] is odd
     assert choose([odd, chinchilla], margin=0.05, plain_loss="log", prefer_prior=True)[0] is chinchilla
+
+
+def test_among_close_literature_forms_the_score_decides_not_the_count_of_constants():
+    """Fewest constants first reported a bare power law where the data had an offset (suite, 48 problems)."""
+    bare = cand(0, score=1.90, complexity=7, n_constants=2, shape="pure_power[N]")
+    offset = cand(1, score=2.00, complexity=9, n_constants=3, shape="additive_power[N]")
+    odd = cand(2, score=2.05, complexity=6, n_constants=2)
+    assert choose([bare, offset, odd], margin=0.2, plain_loss="log", prefer_prior=True)[0] is offset
 
 
 def test_the_best_seed_of_each_literature_form_joins_the_best_distinct_laws_as_finalists():
