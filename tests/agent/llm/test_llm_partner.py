@@ -60,3 +60,25 @@ def test_junk_truncated_slow_and_throttled_replies_cost_the_run_nothing():
             search.close()
     assert server.calls >= 3
     assert final.lines and search.progress["candidates"] == CONFIG.budget
+
+
+@pytest.mark.slow
+def test_the_same_seed_and_a_deterministic_endpoint_give_the_same_run():
+    problem = get_problem("power_offset_01")
+    laws = [reply("loss = E + A*(params/1e6)**(-a)", "loss = A*exp(-b*log(params/1e6))"),
+            reply("loss = E + A/(k + params/1e6)**a")]
+    config = SearchConfig(budget=60, work_budget=None, time_limit=None, seed=3, workers=1)
+
+    def run_once():
+        with ScriptedServer(lambda k: (200, laws[k % len(laws)], 0.0)) as server:
+            search = Search(problem.problem, problem.train, config,
+                            proposers=[(partner(server), 0.5), (OfflineProposer(), 0.5)])
+            try:
+                final = search.run()
+            finally:
+                search.close()
+        return [(c.lines, c.proposer, c.score) for c in search.candidates], final.lines
+
+    first, again = run_once(), run_once()
+    assert any(proposer == "llm" for _, proposer, _ in first[0])
+    assert first == again
