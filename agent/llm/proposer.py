@@ -106,8 +106,13 @@ class LLMProposer(Proposer):
         with self._lock:
             counts = dict(self._counts)
             cost = self._cost
-        return {"model": self.settings.model, **counts,
-                "total_tokens": counts["prompt_tokens"] + counts["completion_tokens"], "cost_usd": round(cost, 6)}
+        total = counts["prompt_tokens"] + counts["completion_tokens"]
+        accepted = counts.get("proposals_accepted", 0)
+        # what one law that reached the search cost: the figure to weigh an LLM by
+        per_accepted = {"tokens_per_accepted": round(total / accepted, 1) if accepted else None,
+                        "cost_usd_per_accepted": round(cost / accepted, 6) if accepted else None}
+        return {"model": self.settings.model, **counts, "total_tokens": total, "cost_usd": round(cost, 6),
+                **per_accepted}
 
     def __deepcopy__(self, memo) -> "LLMProposer":
         """Its own counters and state, through the same client: a connection pool is shared, not

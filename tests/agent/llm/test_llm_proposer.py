@@ -227,5 +227,9 @@ def test_usage_reports_the_counters_a_run_summary_needs(make_proposer, context):
     proposer.propose(context, 2, rng())
     assert set(proposer.usage()) == {
         "model", "calls", "repair_calls", "failed_calls", "retries", "prompt_tokens", "completion_tokens",
-        "total_tokens", "cost_usd", "proposals_accepted", "proposals_rejected"}
-    assert (proposer.usage()["proposals_accepted"], proposer.usage()["proposals_rejected"]) == (1, 1)
+        "total_tokens", "cost_usd", "proposals_accepted", "proposals_rejected", "tokens_per_accepted",
+        "cost_usd_per_accepted"}
+    usage = proposer.usage()
+    assert (usage["proposals_accepted"], usage["proposals_rejected"]) == (1, 1)
+    # one law accepted: it cost every token and dollar spent
+    assert usage["tokens_per_accepted"] == usage["total_tokens"] and usage["cost_usd_per_accepted"] == usage["cost_usd"]
