@@ -102,6 +102,16 @@ class LLMProposer(Proposer):
             self._counts["proposals_accepted"] += len(proposals)
         return proposals
 
+    def expected_usage(self, proposals: int) -> dict[str, Any]:
+        """What a run asking this proposer for ``proposals`` laws should spend, before it starts:
+        calls (before repairs, within the call cap) and the caps that end the LLM's turns."""
+        calls = -(-max(proposals, 0) // self.settings.laws_per_call)
+        if self.settings.max_calls is not None:
+            calls = min(calls, self.settings.max_calls)
+        return {"model": self.settings.model, "expected_proposals": proposals, "expected_calls": calls,
+                "max_tokens_per_call": self.settings.max_tokens, "max_calls": self.settings.max_calls,
+                "max_total_tokens": self.settings.max_total_tokens, "max_cost_usd": self.settings.max_cost_usd}
+
     def usage(self) -> dict[str, Any]:
         with self._lock:
             counts = dict(self._counts)

@@ -52,6 +52,8 @@ class Search:
         self.context = EvaluationContext.build(problem, train_df, self.table, self.units, config)
         self.mix = ProposerMix(proposers)
         self.proposers, self.offline = self.mix.proposers, self.mix.offline
+        # what an LLM should cost, said before the first call (the seed generation is offline)
+        self.plan_events = self.mix.plan(max(config.budget - config.first_generation, 0))
         self.rng = np.random.default_rng(config.seed)
         self.candidates: list[Candidate] = []
         self.population = Population(config.islands, config.population)
@@ -197,7 +199,8 @@ class Search:
         return replace(final, selection=selection)
 
     def drain_events(self) -> list[dict]:
-        return self.mix.drain_events()
+        events, self.plan_events = self.plan_events, []
+        return events + self.mix.drain_events()
 
     def close(self) -> None:
         self._evaluator.close()

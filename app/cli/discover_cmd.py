@@ -16,6 +16,7 @@ from agent.defaults import DEFAULT_BUDGET, DEFAULT_CAP, DEFAULT_TIME_LIMIT, DEFA
 from agent.errors import DataError, SldError
 from agent.plan import DiscoveryRequest, plan_discovery
 from agent.search import FinalLaw
+from agent.search.proposers.mix import ProposerMix
 from app.cli import cli
 from app.cli.answers_cmd import add_intervals, bootstrap_payload
 from app.discovery import discover, read_csv
@@ -91,6 +92,12 @@ def discover_cmd(
             done = max(p["candidates"] / budget, (p["work"] / work) if work else 0.0)
             bar.update(job, completed=min(done, 1.0) * budget, best=best)
 
+        for expected in ProposerMix(proposers).plan(max(plan.config.budget - plan.config.first_generation, 0)):
+            caps = ", ".join(f"{k} {expected[k]}" for k in ("max_calls", "max_total_tokens", "max_cost_usd")
+                             if expected[k] is not None)
+            err.print(f"{expected['proposer']}: about {expected['expected_calls']} calls for "
+                      f"{expected['expected_proposals']} proposals, up to {expected['max_tokens_per_call']} "
+                      f"completion tokens each{'; caps: ' + caps if caps else ''}", highlight=False)
         result = discover(problem, train, config=plan.config, proposers=proposers, test=test,
                           human_lines=human, on_generation=tick)
     shown = set()

@@ -23,6 +23,13 @@ class ProposerMix:
         self.retired: dict[str, dict[str, Any]] = {}  # proposer name -> {"generation", "reason"}
         self._events: list[dict[str, Any]] = []
 
+    def plan(self, proposals: int) -> list[dict[str, Any]]:
+        """``llm_plan`` events: each budgeted proposer's expected share of ``proposals`` and its caps."""
+        total = sum(w for _, w in self.proposers)
+        return [{"type": "llm_plan", "proposer": p.name,
+                 **p.expected_usage(int(round(proposals * w / total)))}  # type: ignore[attr-defined]
+                for p, w in self.proposers if callable(getattr(p, "expected_usage", None))]
+
     def allocate(self, children: int, rng: np.random.Generator) -> list[tuple[Proposer, int]]:
         """How many of ``children`` proposals each proposer makes (a weighted draw)."""
         weights = np.array([w for _, w in self.proposers], dtype=float)

@@ -233,3 +233,11 @@ def test_usage_reports_the_counters_a_run_summary_needs(make_proposer, context):
     assert (usage["proposals_accepted"], usage["proposals_rejected"]) == (1, 1)
     # one law accepted: it cost every token and dollar spent
     assert usage["tokens_per_accepted"] == usage["total_tokens"] and usage["cost_usd_per_accepted"] == usage["cost_usd"]
+
+
+def test_the_expected_calls_of_a_run_are_known_before_it_starts_and_stay_within_the_cap(make_proposer):
+    proposer, fake = make_proposer([], laws_per_call=2, max_calls=5, max_total_tokens=9000)
+    assert proposer.expected_usage(7)["expected_calls"] == 4
+    plan = proposer.expected_usage(30)
+    assert plan["expected_calls"] == 5 and plan["max_total_tokens"] == 9000
+    assert proposer.usage()["calls"] == 0  # nothing was asked to find this out

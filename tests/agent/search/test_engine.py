@@ -163,3 +163,16 @@ def test_an_llms_starting_values_are_a_fit_start_of_its_law():
     search.close()
     assert suggested.validation["r2"] > 0.999
     assert plain.validation["r2"] < 0.9
+
+
+def test_a_run_says_what_a_budgeted_proposer_should_cost_before_its_first_call(power_law_problem, power_law_data):
+    class Priced(Failing):
+        def expected_usage(self, proposals):
+            return {"expected_proposals": proposals, "expected_calls": -(-proposals // 3)}
+
+    search = Search(power_law_problem, power_law_data, dataclasses.replace(SMALL, budget=108),
+                    proposers=[(Priced(ProposerUnavailable("down")), 1.0), (OfflineProposer(), 1.0)])
+    plan = [e for e in search.drain_events() if e["type"] == "llm_plan"]
+    search.close()
+    # 108 candidates, 48 of them the offline seed generation: half of the other 60 are its share
+    assert plan == [{"type": "llm_plan", "proposer": "flaky", "expected_proposals": 30, "expected_calls": 10}]
