@@ -53,6 +53,8 @@ class _Outcome:
 class LLMProposer(Proposer):
     """Proposes laws with a chat model.  ``client`` is the seam for tests (see ``agent.llm.fake``)."""
 
+    slow = True
+
     def __init__(self, settings: LLMSettings, *, client: Any = None, sleep: Callable[[float], None] = time.sleep):
         self.settings = settings
         self.name = settings.name

@@ -203,6 +203,7 @@ class Search:
         return events + self.mix.drain_events()
 
     def close(self) -> None:
+        self.mix.close()
         self._evaluator.close()
 
     # ------------------------------------------------------------ ask / tell
@@ -215,12 +216,22 @@ class Search:
             n = max(min(self.offline.seeds_left(ctx), self.config.first_generation), 1)
             return self._unique(self.offline.propose(ctx, n, self.rng), island_cycle=True)
         out = []
+        # the slow proposers' replies to the last generation join this one, in the order asked
+        for island, proposals in self.mix.replies():
+            out.extend(self._unique(proposals, island=island))
         for island in range(self.config.islands):
             ctx = self._proposal_context(island)
             if not ctx.parents:
                 continue
             for proposer, n in self.mix.allocate(self.config.children, self.rng):
-                out.extend(self._unique(self.mix.call(proposer, ctx, n, self.rng), island=island))
+                if proposer.slow:
+                    own = np.random.default_rng(int(self.rng.integers(2**63)))
+                    self.mix.ask_later(island, proposer, ctx, n, own)
+                else:
+                    out.extend(self._unique(self.mix.call(proposer, ctx, n, self.rng), island=island))
+        if not out:  # nothing else to evaluate meanwhile (an LLM-only run): wait for the replies now
+            for island, proposals in self.mix.replies():
+                out.extend(self._unique(proposals, island=island))
         composite = compose_best_lines(self.problem, self.candidates, self.config.selection.complexity_weight)
         if composite is not None:
             out.extend(self._unique([composite], island=int(self.rng.integers(self.config.islands))))

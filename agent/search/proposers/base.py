@@ -46,6 +46,9 @@ class Proposer(abc.ABC):
     """Suggests law forms.  Must be deterministic given ``rng`` (LLMs excepted)."""
 
     name: str = "proposer"
+    # a slow proposer (an LLM behind a network) is asked in the background: its reply joins the next
+    # generation while this one is evaluated (see ``ProposerMix.ask_later``)
+    slow: bool = False
 
     @abc.abstractmethod
     def propose(self, context: ProposalContext, n: int, rng: np.random.Generator) -> list[Proposal]:

@@ -3,9 +3,18 @@ draw, and the offline proposer seeds the first generation and stands in for any 
 
 A proposer whose budget is spent (an LLM's calls, tokens or cost) is retired, not the run: its
 share of every later generation goes to the offline proposer, so turning an LLM on never makes a
-search smaller than it would be without one.  The run's summary says when and why (``retired``)."""
+search smaller than it would be without one.  The run's summary says when and why (``retired``).
+
+A slow proposer's latency hides behind the search: its request for generation ``g`` is sent in the
+background while ``g``'s other candidates are evaluated, and its reply joins generation ``g + 1``,
+waited for there (the client's own timeouts bound the wait).  Replies are merged in the order they
+were asked, each proposer drawing from a generator seeded when it was asked, so with a
+deterministic endpoint the same seed gives the same run.  A checkpoint does not hold the replies in
+flight: a run resumed from one asks again from its next generation."""
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -15,13 +24,62 @@ from agent.search.proposers.offline import OfflineProposer
 from agent.search.records import Proposal
 
 
+@dataclass
+class _Asked:
+    """A slow proposer's request in flight: what it was asked with, to fall back on if it fails."""
+
+    island: int
+    proposer: Proposer
+    context: ProposalContext
+    n: int
+    rng: np.random.Generator
+    reply: Future
+
+
 class ProposerMix:
-    def __init__(self, proposers: list[tuple[Proposer, float]] | None = None):
+    def __init__(self, proposers: list[tuple[Proposer, float]] | None = None, max_in_flight: int = 8):
         self.proposers = list(proposers) if proposers else [(OfflineProposer(), 1.0)]
         given = [p for p, _ in self.proposers if isinstance(p, OfflineProposer)]
         self.offline = given[0] if given else OfflineProposer()
         self.retired: dict[str, dict[str, Any]] = {}  # proposer name -> {"generation", "reason"}
         self._events: list[dict[str, Any]] = []
+        self._asked: list[_Asked] = []
+        self._max_in_flight = max_in_flight
+        self._pool: ThreadPoolExecutor | None = None
+
+    def ask_later(self, island: int, proposer: Proposer, ctx: ProposalContext, n: int,
+                  rng: np.random.Generator) -> None:
+        """Send a slow proposer's request now; :meth:`replies` returns its proposals next generation.
+        ``rng`` is the proposer's own (seeded by the caller now), so the merge does not depend on timing."""
+        if proposer.name in self.retired:
+            self._asked.append(_Asked(island, proposer, ctx, n, rng, _done([])))
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self._max_in_flight, thread_name_prefix="proposer")
+        self._asked.append(_Asked(island, proposer, ctx, n, rng, self._pool.submit(proposer.propose, ctx, n, rng)))
+
+    def replies(self) -> list[tuple[int, list[Proposal]]]:
+        """(island, proposals) of every request asked since the last call, in the order asked; a failed
+        request's share comes from the offline proposer, with the context it was asked in."""
+        asked, self._asked = self._asked, []
+        out = []
+        for a in asked:
+            try:
+                proposals = a.reply.result()
+            except (ProposerUnavailable, BudgetExhausted) as exc:
+                proposals = self._fallback(a.proposer, a.context, a.n, a.rng, exc)
+            if a.proposer.name in self.retired and not proposals:
+                proposals = self.offline.propose(a.context, a.n, a.rng)
+            out.append((a.island, [replace(p, meta={**p.meta, "asked_at_generation": a.context.generation})
+                                   for p in proposals]))
+        return out
+
+    def close(self) -> None:
+        """Stop waiting for replies still in flight (their calls finish on their own and are dropped)."""
+        self._asked = []
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
 
     def plan(self, proposals: int) -> list[dict[str, Any]]:
         """``llm_plan`` events: each budgeted proposer's expected share of ``proposals`` and its caps."""
@@ -43,17 +101,22 @@ class ProposerMix:
             return self.offline.propose(ctx, n, rng)
         try:
             return proposer.propose(ctx, n, rng)
-        except ProposerUnavailable as exc:
+        except (ProposerUnavailable, BudgetExhausted) as exc:
+            return self._fallback(proposer, ctx, n, rng, exc)
+
+    def _fallback(self, proposer: Proposer, ctx: ProposalContext, n: int, rng: np.random.Generator,
+                  exc: Exception) -> list[Proposal]:
+        if isinstance(exc, BudgetExhausted):
+            if proposer.name not in self.retired:
+                self.retired[proposer.name] = {"generation": ctx.generation, "reason": str(exc)}
+                self._events.append({"type": "budget", "proposer": proposer.name,
+                                     "message": f"{proposer.name} stops at generation {ctx.generation}: {exc}; "
+                                                "the offline proposer makes its proposals until the run's own "
+                                                "budget ends"})
+        else:
             self._events.append({"type": "warning", "proposer": proposer.name,
                                  "message": f"{proposer.name} unavailable, using the offline proposer: {exc}"})
-            return self.offline.propose(ctx, n, rng) if proposer is not self.offline else []
-        except BudgetExhausted as exc:
-            self.retired[proposer.name] = {"generation": ctx.generation, "reason": str(exc)}
-            self._events.append({"type": "budget", "proposer": proposer.name,
-                                 "message": f"{proposer.name} stops at generation {ctx.generation}: {exc}; "
-                                            "the offline proposer makes its proposals until the run's own "
-                                            "budget ends"})
-            return self.offline.propose(ctx, n, rng) if proposer is not self.offline else []
+        return self.offline.propose(ctx, n, rng) if proposer is not self.offline else []
 
     def drain_events(self) -> list[dict[str, Any]]:
         events, self._events = self._events, []
@@ -71,3 +134,9 @@ class ProposerMix:
         for p, _ in self.proposers:
             if p is not self.offline and p.name in saved:
                 p.load_state_dict(saved[p.name])
+
+
+def _done(value) -> Future:
+    future: Future = Future()
+    future.set_result(value)
+    return future

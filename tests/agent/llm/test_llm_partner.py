@@ -82,3 +82,23 @@ def test_the_same_seed_and_a_deterministic_endpoint_give_the_same_run():
     first, again = run_once(), run_once()
     assert any(proposer == "llm" for _, proposer, _ in first[0])
     assert first == again
+
+
+@pytest.mark.slow
+def test_a_reply_joins_the_generation_after_the_one_it_was_asked_in():
+    """The request is in flight while its own generation is evaluated, so its latency hides behind it."""
+    problem = get_problem("power_offset_01")
+    answer = reply("loss = E + A*(params/1e6)**(-a)", "loss = E + A/(k + params/1e6)**a")
+    config = SearchConfig(budget=70, work_budget=None, time_limit=None, seed=1, workers=1)
+    with ScriptedServer(lambda k: (200, answer if k < 2 else reply(f"loss = E{k} + A*(params/1e6)**(-a{k})"),
+                                   0.2)) as server:
+        search = Search(problem.problem, problem.train, config,
+                        proposers=[(partner(server), 0.5), (OfflineProposer(), 0.5)])
+        try:
+            search.run()
+        finally:
+            search.close()
+    from_llm = [c for c in search.candidates if c.proposer == "llm"]
+    assert from_llm
+    assert all(c.generation == c.meta["asked_at_generation"] + 1 for c in from_llm)
+    assert search.progress["candidates"] == config.budget
