@@ -45,8 +45,8 @@ def discover_cmd(
     llm: Optional[str] = typer.Option(None, "--llm", help="Also propose laws with this LLM (OpenAI-compatible model name)."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)."),
     llm_weight: float = typer.Option(0.7, "--llm-weight", help="Share of proposals asked of the LLM."),
-    llm_max_calls: Optional[int] = typer.Option(40, "--llm-max-calls", help="Stop the run after this many LLM calls (0 = no cap)."),
-    llm_max_cost: Optional[float] = typer.Option(None, "--llm-max-cost", help="Stop the run past this LLM cost (USD)."),
+    llm_max_calls: Optional[int] = typer.Option(40, "--llm-max-calls", help="End the LLM's turns after this many calls (0 = no cap); the offline proposer then takes its share."),
+    llm_max_cost: Optional[float] = typer.Option(None, "--llm-max-cost", help="End the LLM's turns past this cost (USD); the run goes on offline."),
     save: Optional[Path] = typer.Option(None, "--save", help="Write the result JSON here (usable by `sld predict --law`)."),
     bootstrap: int = typer.Option(0, "--bootstrap", help="Refit the law on this many resamples of the runs "
                                   "(within groups) for intervals in `sld predict --interval` and `sld allocate`."),

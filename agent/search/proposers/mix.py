@@ -37,15 +37,14 @@ class _Asked:
 
 
 class ProposerMix:
-    def __init__(self, proposers: list[tuple[Proposer, float]] | None = None, max_in_flight: int = 8):
+    def __init__(self, proposers: list[tuple[Proposer, float]] | None = None):
         self.proposers = list(proposers) if proposers else [(OfflineProposer(), 1.0)]
         given = [p for p, _ in self.proposers if isinstance(p, OfflineProposer)]
         self.offline = given[0] if given else OfflineProposer()
         self.retired: dict[str, dict[str, Any]] = {}  # proposer name -> {"generation", "reason"}
         self._events: list[dict[str, Any]] = []
         self._asked: list[_Asked] = []
-        self._max_in_flight = max_in_flight
-        self._pool: ThreadPoolExecutor | None = None
+        self._pools: dict[str, ThreadPoolExecutor] = {}
 
     def ask_later(self, island: int, proposer: Proposer, ctx: ProposalContext, n: int,
                   rng: np.random.Generator) -> None:
@@ -54,9 +53,12 @@ class ProposerMix:
         if proposer.name in self.retired:
             self._asked.append(_Asked(island, proposer, ctx, n, rng, _done([])))
             return
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=self._max_in_flight, thread_name_prefix="proposer")
-        self._asked.append(_Asked(island, proposer, ctx, n, rng, self._pool.submit(proposer.propose, ctx, n, rng)))
+        # one thread per proposer: its requests go out in the order asked, so its own state (call
+        # numbers, per-call seeds) does not depend on timing; its calls may still fan out inside
+        pool = self._pools.get(proposer.name)
+        if pool is None:
+            pool = self._pools[proposer.name] = ThreadPoolExecutor(max_workers=1, thread_name_prefix=proposer.name)
+        self._asked.append(_Asked(island, proposer, ctx, n, rng, pool.submit(proposer.propose, ctx, n, rng)))
 
     def replies(self) -> list[tuple[int, list[Proposal]]]:
         """(island, proposals) of every request asked since the last call, in the order asked; a failed
@@ -77,9 +79,9 @@ class ProposerMix:
     def close(self) -> None:
         """Stop waiting for replies still in flight (their calls finish on their own and are dropped)."""
         self._asked = []
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        for pool in self._pools.values():
+            pool.shutdown(wait=False, cancel_futures=True)
+        self._pools = {}
 
     def plan(self, proposals: int) -> list[dict[str, Any]]:
         """``llm_plan`` events: each budgeted proposer's expected share of ``proposals`` and its caps."""

@@ -19,6 +19,17 @@ def partner(server: ScriptedServer, **options):
     return make_llm_proposer("scripted", base_url=server.base_url, api_key="test", **settings)
 
 
+def search_with(server: ScriptedServer, problem, config: SearchConfig = CONFIG):
+    """A run whose proposals come half from the scripted partner, half offline; (search, final law)."""
+    search = Search(problem.problem, problem.train, config,
+                    proposers=[(partner(server), 0.5), (OfflineProposer(), 0.5)])
+    try:
+        final = search.run()
+    finally:
+        search.close()
+    return search, final
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["saturating_01", "broken_power_02", "hyper_bowl_01"])
 def test_a_good_law_from_the_llm_is_evaluated_and_reported_or_beaten(name):
@@ -32,12 +43,7 @@ def test_a_good_law_from_the_llm_is_evaluated_and_reported_or_beaten(name):
     """
     problem = get_problem(name)
     with ScriptedServer(lambda k: (200, reply(list(problem.truth)), 0.0)) as server:
-        search = Search(problem.problem, problem.train, CONFIG,
-                        proposers=[(partner(server), 0.5), (OfflineProposer(), 0.5)])
-        try:
-            final = search.run()
-        finally:
-            search.close()
+        search, final = search_with(server, problem)
     proposed = {c.canonical for c in search.candidates if c.proposer == "llm"}
     good = [c for c in search.candidates if c.canonical in proposed]
     assert good and all(c.ok for c in good), [(c.lines, c.reason) for c in good]
@@ -52,12 +58,7 @@ def test_junk_truncated_slow_and_throttled_replies_cost_the_run_nothing():
              (200, reply("loss = E + A*(params/3e8)**(-a)"), 3.0),  # past the client's timeout
              (429, None, 0.0), (500, None, 0.0)]
     with ScriptedServer(lambda k: turns[k % len(turns)]) as server:
-        llm = partner(server)
-        search = Search(problem.problem, problem.train, CONFIG, proposers=[(llm, 0.5), (OfflineProposer(), 0.5)])
-        try:
-            final = search.run()
-        finally:
-            search.close()
+        search, final = search_with(server, problem)
     assert server.calls >= 3
     assert final.lines and search.progress["candidates"] == CONFIG.budget
 
@@ -71,12 +72,7 @@ def test_the_same_seed_and_a_deterministic_endpoint_give_the_same_run():
 
     def run_once():
         with ScriptedServer(lambda k: (200, laws[k % len(laws)], 0.0)) as server:
-            search = Search(problem.problem, problem.train, config,
-                            proposers=[(partner(server), 0.5), (OfflineProposer(), 0.5)])
-            try:
-                final = search.run()
-            finally:
-                search.close()
+            search, final = search_with(server, problem, config)
         return [(c.lines, c.proposer, c.score) for c in search.candidates], final.lines
 
     first, again = run_once(), run_once()
@@ -92,12 +88,7 @@ def test_a_reply_joins_the_generation_after_the_one_it_was_asked_in():
     config = SearchConfig(budget=70, work_budget=None, time_limit=None, seed=1, workers=1)
     with ScriptedServer(lambda k: (200, answer if k < 2 else reply(f"loss = E{k} + A*(params/1e6)**(-a{k})"),
                                    0.2)) as server:
-        search = Search(problem.problem, problem.train, config,
-                        proposers=[(partner(server), 0.5), (OfflineProposer(), 0.5)])
-        try:
-            search.run()
-        finally:
-            search.close()
+        search, final = search_with(server, problem, config)
     from_llm = [c for c in search.candidates if c.proposer == "llm"]
     assert from_llm
     assert all(c.generation == c.meta["asked_at_generation"] + 1 for c in from_llm)
