@@ -18,18 +18,25 @@ from agent.allocation import allocation_curve
 from agent.errors import DataError
 from agent.problem import Problem, make_table
 from agent.search import FinalLaw
-from agent.uncertainty import Bootstrap, bootstrap, constant_intervals, interval as law_interval
+from agent.uncertainty import Bootstrap, bootstrap, constant_intervals, interval as law_interval, laplace
 from app.cli import cli
 
 DEFAULT_LEVEL = 0.9
 
 
-def bootstrap_payload(payload: dict, problem: Problem, train: pd.DataFrame, n: int, seed: int) -> dict:
-    """The bootstrap of the reported law on the training runs, and its constants' intervals, for the law JSON."""
+UNCERTAINTY = {"bootstrap": bootstrap, "delta": laplace}
+
+
+def bootstrap_payload(payload: dict, problem: Problem, train: pd.DataFrame, n: int, seed: int,
+                      method: str = "bootstrap") -> dict:
+    """Replicates of the reported law's constants (refits on resampled runs, or draws from the delta
+    method's covariance) and its constants' intervals, for the law JSON."""
+    if method not in UNCERTAINTY:
+        raise DataError(f"unknown uncertainty method {method!r}; choose one of {', '.join(UNCERTAINTY)}")
     final = FinalLaw.from_dict(payload)
-    boot = bootstrap(final.law(), make_table(train, problem), final.constants, n=n, seed=seed)
-    return {"bootstrap": boot.to_dict(), "constant_intervals": constant_intervals(boot, DEFAULT_LEVEL),
-            "interval_level": DEFAULT_LEVEL}
+    boot = UNCERTAINTY[method](final.law(), make_table(train, problem), final.constants, n=n, seed=seed)
+    return {"bootstrap": boot.to_dict(), "uncertainty_method": method,
+            "constant_intervals": constant_intervals(boot, DEFAULT_LEVEL), "interval_level": DEFAULT_LEVEL}
 
 
 def _stored_bootstrap(payload: dict, source: str) -> Bootstrap:

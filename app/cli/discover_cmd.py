@@ -50,6 +50,9 @@ def discover_cmd(
     save: Optional[Path] = typer.Option(None, "--save", help="Write the result JSON here (usable by `sld predict --law`)."),
     bootstrap: int = typer.Option(0, "--bootstrap", help="Refit the law on this many resamples of the runs "
                                   "(within groups) for intervals in `sld predict --interval` and `sld allocate`."),
+    uncertainty: str = typer.Option("bootstrap", "--uncertainty", help="How --bootstrap N replicates are made: "
+                                    "'bootstrap' (refits, slow, trustworthy) or 'delta' (draws from the fit's "
+                                    "linearised covariance, seconds)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a report."),
 ):
     """Search for the law that extrapolates best, then report it.
@@ -109,7 +112,7 @@ def discover_cmd(
     payload = result.to_json()
     payload["group"] = problem.group
     if bootstrap:
-        payload.update(bootstrap_payload(payload, problem, train, bootstrap, seed))
+        payload.update(bootstrap_payload(payload, problem, train, bootstrap, seed, uncertainty))
     if save:
         save.write_text(json.dumps(payload, indent=1))
     if as_json:

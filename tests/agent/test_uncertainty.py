@@ -6,7 +6,7 @@ from agent.errors import DataError
 from agent.expressions import parse_law
 from agent.fitting import fit_law
 from agent.problem import Table
-from agent.uncertainty import Bootstrap, bootstrap, constant_intervals, interval
+from agent.uncertainty import Bootstrap, bootstrap, constant_intervals, interval, laplace
 
 LAW = parse_law(["loss = E + A*(N/1e8)**(-alpha)"], ("N",), ("loss",))
 TRUTH = {"E": 1.8, "A": 1.2, "alpha": 0.3}
@@ -75,3 +75,23 @@ def test_bad_requests_are_named(fitted):
         interval(LAW, points(1e9), boot, level=1.5)
     with pytest.raises(DataError, match="kind"):
         interval(LAW, points(1e9), boot, kind="credible")
+
+
+def test_the_delta_method_agrees_with_the_bootstrap_on_a_well_posed_fit(fitted):
+    """On a power law with an offset and 1 % noise the linearised covariance and the refits tell the
+    same story: the exponent's interval is about as wide, and both widen beyond the data."""
+    table, constants, boot = fitted
+    fast = laplace(LAW, table, constants, n=400, seed=0)
+    slow_lo, slow_hi = constant_intervals(boot, 0.9)["all_data"]["alpha"]
+    fast_lo, fast_hi = constant_intervals(fast, 0.9)["all_data"]["alpha"]
+    assert fast_lo < constants["all_data"]["alpha"] < fast_hi
+    assert 0.5 < (fast_hi - fast_lo) / (slow_hi - slow_lo) < 2.0
+    lo, hi = interval(LAW, points(3e8, 1e10, 1e11), fast, level=0.9)
+    assert np.all(np.diff(hi[:, 0] - lo[:, 0]) > 0)
+
+
+def test_the_delta_method_needs_more_runs_than_constants():
+    table = sweep()
+    few = table.take(np.arange(3))
+    with pytest.raises(Exception, match="too few"):
+        laplace(LAW, few, {"all_data": dict(TRUTH)}, n=10)

@@ -81,3 +81,22 @@ def test_allocate_names_bad_requests(sld, saved_law, args, message):
     argv = ["allocate", "--law", str(law)] + [x for kv in base.items() for x in kv]
     result = sld(*argv)
     assert result.exit_code == 2 and message in result.stderr
+
+
+def test_discover_can_make_its_replicates_with_the_delta_method_in_seconds(saved_law):
+    """`sld discover --bootstrap N --uncertainty delta`: the law JSON gets draws, not refits, and says so."""
+    from agent.errors import DataError
+    from app.cli.answers_cmd import bootstrap_payload
+
+    plain, _, _ = saved_law
+    payload = json.loads(plain.read_text())
+    rng = np.random.default_rng(1)
+    N, D = np.meshgrid(np.geomspace(1e7, 1e9, 5), np.geomspace(2e8, 2e10, 5))
+    train = pd.DataFrame({"N": N.ravel(), "D": D.ravel()})
+    train["loss"] = (1.69 + 406.4 * train.N ** -0.34 + 410.7 * train.D ** -0.28) * np.exp(rng.normal(0, 0.005, 25))
+    out = bootstrap_payload(payload, Problem(("N", "D"), ("loss",)), train, 200, 0, "delta")
+    assert out["uncertainty_method"] == "delta" and len(out["bootstrap"]["replicates"]) == 200
+    lo, hi = out["constant_intervals"]["all_data"]["a"]
+    assert lo < payload["constants"]["all_data"]["a"] < hi
+    with pytest.raises(DataError, match="unknown uncertainty method 'laplace'"):
+        bootstrap_payload(payload, Problem(("N", "D"), ("loss",)), train, 10, 0, "laplace")
