@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -95,6 +95,11 @@ class PredictCreate(RequestModel):
     targets: list[str] | None = Field(None, description="posted law: default the name on the last line")
     group: str | None = Field(None, description="the key of each point that names its group")
     points: list[dict[str, Any]] = Field(min_length=1, max_length=100_000)
+    interval: float | None = Field(
+        None, gt=0, lt=1, description="a run's law: also return <target>_lo and <target>_hi at this level, "
+        "from the delta method on the run's training rows (at most 2,000 points)")
+    kind: Literal["confidence", "prediction"] = Field(
+        "confidence", description="confidence: where the curve lies; prediction: where a new run would land")
 
 
 class PredictPublic(BaseModel):
@@ -102,6 +107,7 @@ class PredictPublic(BaseModel):
     targets: list[str]
     predictions: list[dict[str, float]]
     source: str = Field(description="where the law and its constants come from")
+    interval: dict[str, Any] | None = Field(None, description="level, kind and method of the _lo/_hi values")
 
 
 class LawCreate(RequestModel):

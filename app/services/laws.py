@@ -7,10 +7,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from agent.errors import DataError, LawError
+from agent.errors import DataError, FitError, LawError
 from agent.expressions import Law, parse_law
 from agent.fitting import predict as predict_rows
-from agent.problem import DEFAULT_GROUP, Problem, make_table
+from agent.problem import DEFAULT_GROUP, Problem, Table, make_table
 from agent.storage import BaseStorage, NotFoundError, RunRecord
 from app.schemas.laws import BestLawPublic, LineageStep, PredictCreate, PredictPublic
 from app.services.non_finite import explain_non_finite
@@ -105,7 +105,47 @@ def predict(storage: BaseStorage, req: PredictCreate) -> PredictPublic:
         law, constants, group, source = _posted_law(req)
     values = predict_points(law, constants, req.points, group)
     rows = [{t: float(v) for t, v in zip(law.targets, row)} for row in values]
-    return PredictPublic(lines=list(law.lines), targets=list(law.targets), predictions=rows, source=source)
+    interval = None
+    if req.interval is not None:
+        if req.run_id is None:
+            raise DataError("intervals need a run's law: its training runs say how sure the constants are")
+        if len(req.points) > MAX_INTERVAL_POINTS:
+            raise DataError(f"intervals are computed for at most {MAX_INTERVAL_POINTS} points per request, "
+                            f"not {len(req.points)}")
+        lo, hi = _delta_interval(storage, req, law, constants, group)
+        for row, l_row, h_row in zip(rows, lo, hi):
+            for t, l, h in zip(law.targets, l_row, h_row):
+                row[f"{t}_lo"], row[f"{t}_hi"] = float(l), float(h)
+        interval = {"level": req.interval, "kind": req.kind, "method": "delta",
+                    "draws": INTERVAL_DRAWS}
+    return PredictPublic(lines=list(law.lines), targets=list(law.targets), predictions=rows, source=source,
+                         interval=interval)
+
+
+MAX_INTERVAL_POINTS = 2_000
+INTERVAL_DRAWS = 200  # draws from the linearised covariance: 2,000 points x 200 draws stays well under a second
+
+
+def _delta_interval(storage: BaseStorage, req: PredictCreate, law: Law, constants, group):
+    """(lo, hi) at the points from the delta method on the run's training rows (cheap enough for a
+    request: one Jacobian per group and a few hundred evaluations at the points, no refit)."""
+    from agent.uncertainty import interval, laplace
+    from app.schemas.runspec import RunSpec
+
+    run = storage.get_run(req.run_id)
+    plan = RunSpec.model_validate(run.spec).plan()
+    train, _ = plan.split(storage.load_rows(run.dataset_id))
+    table = make_table(train, plan.problem)
+    try:
+        draws = laplace(law, table, constants, n=INTERVAL_DRAWS, seed=plan.config.seed)
+    except FitError as exc:
+        raise DataError(f"no interval for this law: {exc}") from None
+    df = pd.DataFrame(req.points)
+    points = make_table(df, Problem(inputs=law.inputs, targets=law.targets,
+                                    group=group if group in df.columns else None), require_targets=False)
+    if group not in df.columns:
+        points = Table(points.X, points.y, np.full(len(points), next(iter(constants)), dtype=object))
+    return interval(law, points, draws, level=req.interval, kind=req.kind, seed=plan.config.seed)
 
 
 def _run_law(storage: BaseStorage, run_id: int, candidate_id: int | None):

@@ -40,6 +40,24 @@ def test_a_runs_final_law_extrapolates_close_to_the_true_law(client, done_run):
     assert one.status_code == 200 and f"candidate {best_id}" in one.json()["source"]
 
 
+def test_a_runs_law_predicts_with_an_interval_that_widens_beyond_the_data(client, done_run):
+    """From the delta method on the run's training rows: no refit holds the request."""
+    points = [{"N": n, "group": "a"} for n in (1e9, 1e10, 1e11)]
+    conf = client.post("/predict", json={"run_id": done_run["id"], "points": points, "interval": 0.9})
+    pred = client.post("/predict", json={"run_id": done_run["id"], "points": points, "interval": 0.9,
+                                         "kind": "prediction"})
+    assert conf.status_code == 200 and pred.status_code == 200, conf.text + pred.text
+    assert conf.json()["interval"] == {"level": 0.9, "kind": "confidence", "method": "delta", "draws": 200}
+    c, p = conf.json()["predictions"], pred.json()["predictions"]
+    assert all(row["loss_lo"] <= row["loss"] <= row["loss_hi"] for row in c)
+    widths = [row["loss_hi"] - row["loss_lo"] for row in c]
+    assert widths[0] < widths[1] < widths[2]
+    assert all(q["loss_hi"] - q["loss_lo"] > w for q, w in zip(p, widths))
+    posted = client.post("/predict", json={"lines": ["loss = E + A*N**(-a)"], "constants": {"E": 1, "A": 1, "a": 1},
+                                           "points": [{"N": 10.0}], "interval": 0.9})
+    assert posted.status_code == 422 and "training runs" in posted.text
+
+
 @pytest.mark.parametrize("body, message", [
     ({"lines": ["loss = log(N - c)"], "constants": {"c": 10.0}, "points": [{"N": 100.0}, {"N": 5.0}]},
      "the prediction at point 2 is not finite: log of a non-positive value (log(N - c) with N - c = -5) at N=5"),
