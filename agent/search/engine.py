@@ -65,6 +65,7 @@ class Search:
         self.work = 0.0
         self.stop_reason: str | None = None  # set by step() when the run stops; frozen from then on
         self.refined = False
+        self._last_tell_seconds = 0.0  # how long slow proposers' replies may be waited for (config)
         self._evaluator = Evaluator(self.context, config.workers)
 
     # ------------------------------------------------------------ public API
@@ -115,7 +116,9 @@ class Search:
         proposals = self._ask()
         room = self.config.budget - len(self.candidates)
         proposals = proposals[:room]
+        t_tell = time.perf_counter()
         new = self._tell(proposals)
+        self._last_tell_seconds = time.perf_counter() - t_tell
         self.generation += 1
         if self.generation % self.config.migration_every == 0:
             self.population.migrate(self.candidates.__getitem__)
@@ -216,8 +219,10 @@ class Search:
             n = max(min(self.offline.seeds_left(ctx), self.config.first_generation), 1)
             return self._unique(self.offline.propose(ctx, n, self.rng), island_cycle=True)
         out = []
-        # the slow proposers' replies to the last generation join this one, in the order asked
-        for island, proposals in self.mix.replies():
+        # the slow proposers' replies to earlier generations join this one, in the order asked; with a
+        # bound, those not back within a share of the last generation's evaluation time wait for a later one
+        share = self.config.slow_proposer_wait
+        for island, proposals in self.mix.replies(None if share is None else share * self._last_tell_seconds):
             out.extend(self._unique(proposals, island=island))
         for island in range(self.config.islands):
             ctx = self._proposal_context(island)
@@ -226,7 +231,7 @@ class Search:
             for proposer, n in self.mix.allocate(self.config.children, self.rng):
                 if proposer.slow:
                     own = np.random.default_rng(int(self.rng.integers(2**63)))
-                    self.mix.ask_later(island, proposer, ctx, n, own)
+                    out.extend(self._unique(self.mix.ask_later(island, proposer, ctx, n, own), island=island))
                 else:
                     out.extend(self._unique(self.mix.call(proposer, ctx, n, self.rng), island=island))
         if not out:  # nothing else to evaluate meanwhile (an LLM-only run): wait for the replies now

@@ -6,14 +6,19 @@ share of every later generation goes to the offline proposer, so turning an LLM 
 search smaller than it would be without one.  The run's summary says when and why (``retired``).
 
 A slow proposer's latency hides behind the search: its request for generation ``g`` is sent in the
-background while ``g``'s other candidates are evaluated, and its reply joins generation ``g + 1``,
-waited for there (the client's own timeouts bound the wait).  Replies are merged in the order they
-were asked, each proposer drawing from a generator seeded when it was asked, so with a
-deterministic endpoint the same seed gives the same run.  A checkpoint does not hold the replies in
+background while ``g``'s other candidates are evaluated, and its reply joins generation ``g + 1``.
+How long ``g + 1`` waits for it is the caller's choice: without a bound (the client's own timeouts
+end it) replies are merged in the order they were asked, each proposer drawing from a generator
+seeded when it was asked, so with a deterministic endpoint the same seed gives the same run; with a
+bound, a reply not yet back joins a later generation and a slow endpoint never slows the search,
+at the price of that reproducibility.  A proposer with ``MAX_PENDING`` requests in flight is not
+asked again until one returns: the offline proposer makes that share.  A checkpoint does not hold the replies in
 flight: a run resumed from one asks again from its next generation."""
 from __future__ import annotations
 
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -22,6 +27,9 @@ import numpy as np
 from agent.search.proposers.base import BudgetExhausted, ProposalContext, Proposer, ProposerUnavailable
 from agent.search.proposers.offline import OfflineProposer
 from agent.search.records import Proposal
+
+
+MAX_PENDING = 4  # requests of one slow proposer in flight at once (one per island by default)
 
 
 @dataclass
@@ -47,27 +55,36 @@ class ProposerMix:
         self._pools: dict[str, ThreadPoolExecutor] = {}
 
     def ask_later(self, island: int, proposer: Proposer, ctx: ProposalContext, n: int,
-                  rng: np.random.Generator) -> None:
-        """Send a slow proposer's request now; :meth:`replies` returns its proposals next generation.
-        ``rng`` is the proposer's own (seeded by the caller now), so the merge does not depend on timing."""
-        if proposer.name in self.retired:
-            self._asked.append(_Asked(island, proposer, ctx, n, rng, _done([])))
-            return
+                  rng: np.random.Generator) -> list[Proposal]:
+        """Send a slow proposer's request now; :meth:`replies` returns its proposals in a later
+        generation.  ``rng`` is the proposer's own (seeded by the caller now), so the merge does not
+        depend on timing.  Returns proposals to use at once: the offline proposer's, when the slow
+        one is retired or already has ``MAX_PENDING`` requests in flight."""
+        in_flight = sum(1 for a in self._asked if a.proposer is proposer)  # not .done(): that is timing
+        if proposer.name in self.retired or in_flight >= MAX_PENDING:
+            return self.offline.propose(ctx, n, rng)
         # one thread per proposer: its requests go out in the order asked, so its own state (call
         # numbers, per-call seeds) does not depend on timing; its calls may still fan out inside
         pool = self._pools.get(proposer.name)
         if pool is None:
             pool = self._pools[proposer.name] = ThreadPoolExecutor(max_workers=1, thread_name_prefix=proposer.name)
         self._asked.append(_Asked(island, proposer, ctx, n, rng, pool.submit(proposer.propose, ctx, n, rng)))
+        return []
 
-    def replies(self) -> list[tuple[int, list[Proposal]]]:
-        """(island, proposals) of every request asked since the last call, in the order asked; a failed
-        request's share comes from the offline proposer, with the context it was asked in."""
+    def replies(self, wait: float | None = None) -> list[tuple[int, list[Proposal]]]:
+        """(island, proposals) of the requests in flight, in the order asked; a failed request's share
+        comes from the offline proposer, with the context it was asked in.  ``wait``: seconds to wait
+        for them in all (None: every one); a request still out stays for a later call."""
         asked, self._asked = self._asked, []
+        deadline = None if wait is None else time.monotonic() + max(wait, 0.0)
         out = []
         for a in asked:
             try:
-                proposals = a.reply.result()
+                timeout = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+                proposals = a.reply.result(timeout=timeout)
+            except FutureTimeout:
+                self._asked.append(a)
+                continue
             except (ProposerUnavailable, BudgetExhausted) as exc:
                 proposals = self._fallback(a.proposer, a.context, a.n, a.rng, exc)
             if a.proposer.name in self.retired and not proposals:
@@ -136,9 +153,3 @@ class ProposerMix:
         for p, _ in self.proposers:
             if p is not self.offline and p.name in saved:
                 p.load_state_dict(saved[p.name])
-
-
-def _done(value) -> Future:
-    future: Future = Future()
-    future.set_result(value)
-    return future

@@ -19,10 +19,10 @@ def partner(server: ScriptedServer, **options):
     return make_llm_proposer("scripted", base_url=server.base_url, api_key="test", **settings)
 
 
-def search_with(server: ScriptedServer, problem, config: SearchConfig = CONFIG):
+def search_with(server: ScriptedServer, problem, config: SearchConfig = CONFIG, **llm_options):
     """A run whose proposals come half from the scripted partner, half offline; (search, final law)."""
     search = Search(problem.problem, problem.train, config,
-                    proposers=[(partner(server), 0.5), (OfflineProposer(), 0.5)])
+                    proposers=[(partner(server, **llm_options), 0.5), (OfflineProposer(), 0.5)])
     try:
         final = search.run()
     finally:
@@ -68,7 +68,8 @@ def test_the_same_seed_and_a_deterministic_endpoint_give_the_same_run():
     problem = get_problem("power_offset_01")
     laws = [reply("loss = E + A*(params/1e6)**(-a)", "loss = A*exp(-b*log(params/1e6))"),
             reply("loss = E + A/(k + params/1e6)**a")]
-    config = SearchConfig(budget=60, work_budget=None, time_limit=None, seed=3, workers=1)
+    # every reply waited for: with a deterministic endpoint, the run is reproducible
+    config = SearchConfig(budget=60, work_budget=None, time_limit=None, seed=3, workers=1, slow_proposer_wait=None)
 
     def run_once():
         with ScriptedServer(lambda k: (200, laws[k % len(laws)], 0.0)) as server:
@@ -85,7 +86,7 @@ def test_a_reply_joins_the_generation_after_the_one_it_was_asked_in():
     """The request is in flight while its own generation is evaluated, so its latency hides behind it."""
     problem = get_problem("power_offset_01")
     answer = reply("loss = E + A*(params/1e6)**(-a)", "loss = E + A/(k + params/1e6)**a")
-    config = SearchConfig(budget=70, work_budget=None, time_limit=None, seed=1, workers=1)
+    config = SearchConfig(budget=70, work_budget=None, time_limit=None, seed=1, workers=1, slow_proposer_wait=None)
     with ScriptedServer(lambda k: (200, answer if k < 2 else reply(f"loss = E{k} + A*(params/1e6)**(-a{k})"),
                                    0.2)) as server:
         search, final = search_with(server, problem, config)
@@ -93,3 +94,17 @@ def test_a_reply_joins_the_generation_after_the_one_it_was_asked_in():
     assert from_llm
     assert all(c.generation == c.meta["asked_at_generation"] + 1 for c in from_llm)
     assert search.progress["candidates"] == config.budget
+
+
+@pytest.mark.slow
+def test_with_a_bounded_wait_a_slow_endpoint_never_holds_the_search():
+    """Replies 3 s late (the default bound is half a generation's evaluation): the run goes on at full
+    size, and the late laws join whichever later generation they are back for."""
+    problem = get_problem("power_offset_01")
+    answer = reply("loss = E + A*(params/1e6)**(-a)", "loss = E + A/(k + params/1e6)**a")
+    with ScriptedServer(lambda k: (200, answer, 3.0)) as server:
+        search, final = search_with(server, problem, SearchConfig(budget=120, work_budget=None, time_limit=None,
+                                                                  seed=1, workers=1), timeout_s=10.0)
+    assert final.lines and search.progress["candidates"] == 120
+    late = [c for c in search.candidates if c.proposer == "llm"]
+    assert late and all(c.generation > c.meta["asked_at_generation"] + 1 for c in late)
