@@ -53,6 +53,7 @@ class ProposerMix:
         self._events: list[dict[str, Any]] = []
         self._asked: list[_Asked] = []
         self._pools: dict[str, ThreadPoolExecutor] = {}
+        self.waited_seconds = 0.0  # spent waiting for slow proposers' replies, over the run
 
     def ask_later(self, island: int, proposer: Proposer, ctx: ProposalContext, n: int,
                   rng: np.random.Generator) -> list[Proposal]:
@@ -76,11 +77,12 @@ class ProposerMix:
         comes from the offline proposer, with the context it was asked in.  ``wait``: seconds to wait
         for them in all (None: every one); a request still out stays for a later call."""
         asked, self._asked = self._asked, []
-        deadline = None if wait is None else time.monotonic() + max(wait, 0.0)
+        start = time.monotonic()
+        deadline = None if wait is None else start + max(wait, 0.0)
         out = []
         for a in asked:
+            timeout = None if deadline is None else max(deadline - time.monotonic(), 0.0)
             try:
-                timeout = None if deadline is None else max(deadline - time.monotonic(), 0.0)
                 proposals = a.reply.result(timeout=timeout)
             except FutureTimeout:
                 self._asked.append(a)
@@ -91,6 +93,7 @@ class ProposerMix:
                 proposals = self.offline.propose(a.context, a.n, a.rng)
             out.append((a.island, [replace(p, meta={**p.meta, "asked_at_generation": a.context.generation})
                                    for p in proposals]))
+        self.waited_seconds += time.monotonic() - start
         return out
 
     def close(self) -> None:
