@@ -130,14 +130,13 @@ def _delta_interval(storage: BaseStorage, req: PredictCreate, law: Law, constant
     """(lo, hi) at the points from the delta method on the run's training rows (cheap enough for a
     request: one Jacobian per group and a few hundred evaluations at the points, no refit)."""
     from agent.uncertainty import interval, laplace
-    from app.schemas.runspec import RunSpec
+    from app.services.compare import comparison_inputs
 
-    run = storage.get_run(req.run_id)
-    plan = RunSpec.model_validate(run.spec).plan()
-    train, _ = plan.split(storage.load_rows(run.dataset_id))
-    table = make_table(train, plan.problem)
+    run = comparison_inputs(storage, req.run_id)  # the run's problem and training rows, as compare reads them
+    table = make_table(run["train"], run["problem"])
+    seed = run["seed"]
     try:
-        draws = laplace(law, table, constants, n=INTERVAL_DRAWS, seed=plan.config.seed)
+        draws = laplace(law, table, constants, n=INTERVAL_DRAWS, seed=seed)
     except FitError as exc:
         raise DataError(f"no interval for this law: {exc}") from None
     df = pd.DataFrame(req.points)
@@ -145,7 +144,7 @@ def _delta_interval(storage: BaseStorage, req: PredictCreate, law: Law, constant
                                     group=group if group in df.columns else None), require_targets=False)
     if group not in df.columns:
         points = Table(points.X, points.y, np.full(len(points), next(iter(constants)), dtype=object))
-    return interval(law, points, draws, level=req.interval, kind=req.kind, seed=plan.config.seed)
+    return interval(law, points, draws, level=req.interval, kind=req.kind, seed=seed)
 
 
 def _run_law(storage: BaseStorage, run_id: int, candidate_id: int | None):
