@@ -234,12 +234,35 @@ class Search:
                     out.extend(self._unique(self.mix.ask_later(island, proposer, ctx, n, own), island=island))
                 else:
                     out.extend(self._unique(self.mix.call(proposer, ctx, n, self.rng), island=island))
-        if not out:  # nothing else to evaluate meanwhile (an LLM-only run): wait for the replies now
-            for island, proposals in self.mix.replies():
-                out.extend(self._unique(proposals, island=island))
+        if not out:
+            out = self._when_nothing_new(share)
         composite = compose_best_lines(self.problem, self.candidates, self.config.selection.complexity_weight)
         if composite is not None:
             out.extend(self._unique([composite], island=int(self.rng.integers(self.config.islands))))
+        return out
+
+    def _when_nothing_new(self, share: float | None) -> list[Proposal]:
+        """A generation whose proposers made nothing new.  The offline proposer (when it is one of the
+        run's) takes every child first.  Only if it too has nothing does the search wait on the slow
+        proposers' replies: in full in an LLM-only run or without a bound, else within what is left of
+        the run's allowance (waiting at most ``share`` of the search's own working time in all).  An
+        empty answer ends the run ("no new proposals"), as it would without the slow proposers."""
+        out: list[Proposal] = []
+        if self.mix.offline_in_mix:
+            for island in range(self.config.islands):
+                ctx = self._proposal_context(island)
+                if ctx.parents:
+                    out.extend(self._unique(self.mix.offline.propose(ctx, self.config.children, self.rng),
+                                            island=island))
+        if out or not self.mix.in_flight:
+            return out
+        if share is None or not self.mix.offline_in_mix:
+            wait = None
+        else:
+            working = self.elapsed - self.mix.waited_seconds
+            wait = share * working - self.mix.waited_seconds
+        for island, proposals in self.mix.replies(wait):
+            out.extend(self._unique(proposals, island=island))
         return out
 
     def _unique(self, proposals, island=None, island_cycle=False) -> list[Proposal]:

@@ -96,6 +96,16 @@ class ProposerMix:
         self.waited_seconds += time.monotonic() - start
         return out
 
+    @property
+    def in_flight(self) -> int:
+        """Requests sent and not yet merged."""
+        return len(self._asked)
+
+    @property
+    def offline_in_mix(self) -> bool:
+        """Whether the offline proposer is one of the run's own (not only the stand-in)."""
+        return any(p is self.offline for p, _ in self.proposers)
+
     def close(self) -> None:
         """Stop waiting for replies still in flight (their calls finish on their own and are dropped)."""
         self._asked = []

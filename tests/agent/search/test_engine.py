@@ -176,3 +176,57 @@ def test_a_run_says_what_a_budgeted_proposer_should_cost_before_its_first_call(p
     search.close()
     # 108 candidates, 48 of them the offline seed generation: half of the other 60 are its share
     assert plan == [{"type": "llm_plan", "proposer": "flaky", "expected_proposals": 30, "expected_calls": 10}]
+
+
+class DryAfterSeeds(OfflineProposer):
+    """An offline proposer with nothing new to say once the seed library is out."""
+
+    def propose(self, context, n, rng):
+        return super().propose(context, n, rng) if context.generation == 0 else []
+
+
+class SlowPartner(Proposer):
+    """A slow proposer (like an LLM behind a network) whose every reply takes ``delay`` seconds."""
+
+    name = "partner"
+    slow = True
+
+    def __init__(self, delay):
+        self.delay, self.calls = delay, 0
+
+    def propose(self, context, n, rng):
+        import time
+        self.calls += 1
+        time.sleep(self.delay)
+        return [Proposal(lines=(f"loss = c + a*(N + {self.calls})**(-b)",), proposer=self.name)]
+
+
+def test_when_the_offline_proposer_runs_dry_slow_replies_are_waited_for_within_the_run_allowance(
+        power_law_problem, power_law_data):
+    """Nothing new offline and a reply 20 s away: the run ends as it would without the slow proposer
+    ("no new proposals"), having waited at most half its own working time, not for the reply."""
+    config = SearchConfig(budget=400, seed=1, islands=2, children=4, work_budget=None, time_limit=None)
+    search = Search(power_law_problem, power_law_data, config,
+                    proposers=[(SlowPartner(delay=20.0), 0.5), (DryAfterSeeds(), 0.5)])
+    try:
+        search.run()
+    finally:
+        search.close()
+    assert search.stop_reason == "no new proposals"
+    working = search.elapsed - search.mix.waited_seconds
+    assert search.mix.waited_seconds <= 0.5 * working + 0.5
+    assert not [c for c in search.candidates if c.proposer == "partner"]
+
+
+def test_without_a_bound_or_without_offline_proposals_slow_replies_are_waited_for_in_full(
+        power_law_problem, power_law_data):
+    config = SearchConfig(budget=30, seed=1, islands=2, children=4, work_budget=None, time_limit=None,
+                          slow_proposer_wait=None)
+    partner = SlowPartner(delay=0.05)
+    search = Search(power_law_problem, power_law_data, config, proposers=[(partner, 1.0)])  # an LLM-only run
+    try:
+        search.run()
+    finally:
+        search.close()
+    assert search.progress["candidates"] == 30
+    assert [c for c in search.candidates if c.proposer == "partner"]
