@@ -15,6 +15,7 @@ from app.api.routes import datasets, health, predict, runs, tasks
 from app.core import errors, origins
 from app.core.config import Settings, get_settings
 from app.core.limits import BodySizeLimit
+from app import web
 
 log = logging.getLogger("sld.api")
 
@@ -56,6 +57,7 @@ def create_app(settings: Settings | None = None, storage: BaseStorage | None = N
     origins.install(app, settings.cors_origins)  # outside the size limit: a refused write is not read
     for module in (health, datasets, tasks, runs, predict):
         app.include_router(module.router)
+    web.install(app)
     return app
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 
 from agent.search.records import Candidate
 from agent.storage.records import (
-    Checkpoint, DatasetRecord, Page, RunEvent, RunRecord, RunState, TaskSpecRecord, TokenRecord,
+    CandidatePoint, Checkpoint, DatasetRecord, Page, RunEvent, RunRecord, RunState, TaskSpecRecord, TokenRecord,
 )
 
 CANDIDATE_ORDERS = ("score", "r2", "id", "generation", "n_constants", "complexity", "seconds")
@@ -144,6 +144,11 @@ class BaseStorage(abc.ABC):
     @abc.abstractmethod
     def get_candidates(self, run_id: int, ids: Sequence[int]) -> list[Candidate]:
         """The candidates with these ids (missing ids are skipped)."""
+
+    @abc.abstractmethod
+    def candidate_points(self, run_id: int, *, limit: int = 100_000) -> list[CandidatePoint]:
+        """Every candidate's indexed columns (no law text, no payload), by id, at most ``limit``:
+        one query however many candidates a run has."""
 
     @abc.abstractmethod
     def best_run(self, dataset_id: int) -> RunRecord | None:

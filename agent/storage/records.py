@@ -125,6 +125,20 @@ class RunEvent:
 
 
 @dataclass(frozen=True)
+class CandidatePoint:
+    """A candidate's indexed columns without its payload: what plots of a whole run read."""
+
+    id: int
+    generation: int
+    status: str
+    proposer: str
+    score: float | None
+    r2: float | None
+    n_constants: int
+    complexity: int
+
+
+@dataclass(frozen=True)
 class Page(Generic[T]):
     items: tuple[T, ...]
     total: int

@@ -50,21 +50,33 @@ def describe_validation(exc: RequestValidationError) -> str:
     return f"{loc}: {msg}{more}" if loc else f"{msg}{more}"
 
 
+def answer(request: Request, detail: str, status: int, headers=None, **extra):
+    """The error as JSON, or as a page for a dashboard page (the renderer ``app.state.error_page``)."""
+    render = getattr(request.app.state, "error_page", None)
+    if render is not None and is_page(request.url.path):
+        return render(request, detail, status, headers)
+    return JSONResponse({"detail": detail, **extra}, status_code=status, headers=headers)
+
+
+def is_page(path: str) -> bool:
+    """Dashboard pages (``/`` and ``/ui/...``); the JSON behind their plots (``/ui/api/``) is API."""
+    return path == "/" or (path.startswith("/ui/") and not path.startswith("/ui/api/"))
+
+
 def install(app: FastAPI) -> None:
     @app.exception_handler(SldError)
-    async def _sld_error(_request: Request, exc: SldError):
-        return JSONResponse({"detail": str(exc)}, status_code=status_for(exc))
+    async def _sld_error(request: Request, exc: SldError):
+        return answer(request, str(exc), status_for(exc))
 
     @app.exception_handler(RequestValidationError)
-    async def _invalid(_request: Request, exc: RequestValidationError):
-        return JSONResponse({"detail": describe_validation(exc), "errors": _jsonable_errors(exc)},
-                            status_code=422)
+    async def _invalid(request: Request, exc: RequestValidationError):
+        return answer(request, describe_validation(exc), 422, errors=_jsonable_errors(exc))
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_request: Request, exc: StarletteHTTPException):
+    async def _http(request: Request, exc: StarletteHTTPException):
         if exc.status_code == 400 and exc.detail == BODY_PARSE_FAILED:
-            return JSONResponse({"detail": describe_body_error(exc.__cause__)}, status_code=422)
-        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+            return answer(request, describe_body_error(exc.__cause__), 422)
+        return answer(request, exc.detail, exc.status_code, exc.headers)
 
     @app.exception_handler(OperationalError)
     @app.exception_handler(InterfaceError)
@@ -87,8 +99,7 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception):
         log.exception("unexpected error on %s %s", request.method, request.url.path)
-        return JSONResponse({"detail": f"internal error ({type(exc).__name__}); see the server log"},
-                            status_code=500)
+        return answer(request, f"internal error ({type(exc).__name__}); see the server log", 500)
 
 
 BODY_PARSE_FAILED = "There was an error parsing the body"  # FastAPI's words when json.loads raises

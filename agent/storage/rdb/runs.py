@@ -17,7 +17,7 @@ from agent.storage.base import CANDIDATE_ORDERS
 from agent.storage.errors import ConflictError, NotFoundError, RunLost
 from agent.storage.rdb import convert as cv
 from agent.storage.rdb import models as m
-from agent.storage.records import Checkpoint, Page, RunEvent, RunRecord, RunState
+from agent.storage.records import CandidatePoint, Checkpoint, Page, RunEvent, RunRecord, RunState
 
 MAX_PAGE = 1000
 
@@ -206,6 +206,14 @@ class RunVerbs:
             payloads = s.scalars(select(m.CandidateRow.payload).where(
                 m.CandidateRow.run_id == run_id, m.CandidateRow.id.in_(ids)).order_by(m.CandidateRow.id))
             return [cv.candidate(p) for p in payloads]
+
+    def candidate_points(self, run_id, *, limit=100_000) -> list[CandidatePoint]:
+        c = m.CandidateRow
+        with self._read() as s:
+            self._run_row(s, run_id)
+            rows = s.execute(select(c.id, c.generation, c.status, c.proposer, c.score, c.r2, c.n_constants,
+                                    c.complexity).where(c.run_id == run_id).order_by(c.id).limit(limit))
+            return [CandidatePoint(*row) for row in rows]
 
     def best_run(self, dataset_id) -> RunRecord | None:
         with self._read() as s:

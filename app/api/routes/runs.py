@@ -97,7 +97,7 @@ async def compare_with_human(run_id: RunId, request: Request, storage: ReadStora
         raise NotFoundError(f"run {run_id}'s dataset has no human law to compare with; "
                             f"POST a law to /runs/{run_id}/compare")
     human = {"name": "human", "lines": task.human_law["lines"], "constants": task.human_law.get("constants")}
-    return await _compare(request, storage, settings, run_id, human)
+    return await compare_run(request, storage, settings, run_id, human)
 
 
 @router.post("/{run_id}/compare", response_model=ComparisonPublic,
@@ -105,10 +105,10 @@ async def compare_with_human(run_id: RunId, request: Request, storage: ReadStora
 async def compare_with_posted(run_id: RunId, law: LawCreate, request: Request, storage: ReadStorage,
                               settings: SettingsDep) -> ComparisonPublic:
     lines = [law.lines] if isinstance(law.lines, str) else law.lines
-    return await _compare(request, storage, settings, run_id, {"name": law.name, "lines": lines}, posted=True)
+    return await compare_run(request, storage, settings, run_id, {"name": law.name, "lines": lines}, posted=True)
 
 
-async def _compare(request: Request, storage, settings, run_id: int, other: dict, *,
+async def compare_run(request: Request, storage, settings, run_id: int, other: dict, *,
                    posted: bool = False) -> ComparisonPublic:
     inputs = await run_in_threadpool(comparison_inputs, storage, run_id)
     if posted:  # a posted law keeps to the run's constant cap, as the discovered one does

@@ -1,0 +1,165 @@
+"""The dashboard's pages through the app's test client: what each page shows, the JSON behind its
+plots, errors as pages, escaping of everything a user named, and a bounded number of queries."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.app.conftest import toy_csv
+
+HOSTILE = "<script>alert(1)</script>"
+
+
+def test_home_lists_datasets_runs_and_the_bundled_tasks(site):
+    client, done_run = site.client, {"id": site.run_id}
+    r = client.get("/")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+    assert "<title>Home · sld</title>" in r.text
+    assert f'href="/ui/runs/{done_run["id"]}"' in r.text and "toy" in r.text
+    assert "Import parallel_scaling_law" in r.text  # a bundled task, one click from importing
+
+
+def test_the_dataset_page_shows_columns_groups_and_the_data_plot(site):
+    client, dataset_id = site.client, site.dataset_id
+    r = client.get(f"/ui/datasets/{dataset_id}")
+    assert r.status_code == 200
+    assert "20 rows" in r.text and ">group<" in r.text and "a, b" in r.text
+    plot = client.get(f"/ui/api/datasets/{dataset_id}/plot").json()
+    assert plot["x_label"] == "N" and plot["y_label"] == "loss" and plot["log_x"]
+    assert [s["label"] for s in plot["series"]] == ["a", "b"]
+    assert all(len(s["x"]) == 10 for s in plot["series"])
+    assert 'data-plot-for="dataset-plot"' in r.text and "The data behind this plot (20 points)" in r.text
+
+
+def test_a_csv_uploaded_through_the_page_becomes_a_dataset(client):
+    r = client.post("/ui/datasets", files={"file": ("sweep.csv", toy_csv(), "text/csv")}, data={"name": "sweep"},
+                    follow_redirects=False)
+    assert r.status_code == 303
+    page = client.get(r.headers["location"])
+    assert "<h1>sweep</h1>" in page.text
+
+
+def test_a_bad_csv_is_refused_on_a_page_that_says_why(client):
+    r = client.post("/ui/datasets", files={"file": ("bad.csv", b"N,loss\n1,2,3\n4,5,6\n", "text/csv")})
+    assert r.status_code == 422 and r.headers["content-type"].startswith("text/html")
+    assert 'role="alert"' in r.text and "field" in r.text.lower()
+    assert client.get("/datasets").json()["total"] == 0  # nothing half-written
+
+
+def test_a_run_started_from_the_form_runs_with_what_was_ticked(client, worker, dataset_id):
+    r = client.post(f"/ui/datasets/{dataset_id}/runs", data={
+        "inputs": ["N"], "targets": ["loss"], "group": "group", "max_constants": "4", "budget": "12", "seed": "0"},
+        follow_redirects=False)
+    assert r.status_code == 303, r.text
+    run_id = int(r.headers["location"].rsplit("/", 1)[1])
+    run = client.get(f"/runs/{run_id}").json()
+    assert run["spec"]["inputs"] == ["N"] and run["spec"]["group"] == "group" and run["spec"]["max_constants"] == 4
+    live = client.get(f"/ui/runs/{run_id}")
+    assert 'hx-trigger="every 2s"' in live.text and "Cancel run" in live.text
+    worker.run_once()
+    done = client.get(f"/ui/runs/{run_id}/progress")
+    assert "hx-trigger" not in done.text and 'data-testid="candidates">12<' in done.text
+
+
+def test_a_form_with_a_bad_value_is_refused_with_the_api_s_words(client, dataset_id):
+    r = client.post(f"/ui/datasets/{dataset_id}/runs", data={"inputs": ["N"], "targets": ["loss"], "budget": "-3"})
+    assert r.status_code == 422 and "budget" in r.text
+
+
+def test_the_leaderboard_sorts_pages_and_renders_laws_as_mathml(site):
+    client, run_id = site.client, site.run_id
+    r = client.get(f"/ui/runs/{run_id}/leaderboard?sort=complexity&order=asc")
+    assert r.status_code == 200 and "<math" in r.text and 'aria-sort="ascending"' in r.text
+    assert client.get(f"/ui/runs/{run_id}/leaderboard?sort=nonsense").status_code == 422
+    pareto = client.get(f"/ui/api/runs/{run_id}/pareto").json()
+    front = next(s for s in pareto["series"] if s["label"] == "Pareto front")
+    assert front["y"] == sorted(front["y"], reverse=True)  # each step right is strictly better
+
+
+def test_the_law_page_plots_splits_and_the_curve_ten_times_past_the_data(site):
+    client, run_id = site.client, site.run_id
+    r = client.get(f"/ui/runs/{run_id}/law")
+    assert r.status_code == 200 and "<math" in r.text and "Constants per group" in r.text
+    plots = client.get(f"/ui/api/runs/{run_id}/law-plot").json()
+    labels = [s["label"] for s in plots["data"]["series"]]
+    assert {"a: fit", "a: validation", "a: law", "b: law"} <= set(labels)
+    curve = next(s for s in plots["data"]["series"] if s["label"] == "a: law")
+    assert max(curve["x"]) == pytest.approx(10 * 1e9) and all(v is not None for v in curve["y"])
+    assert len(plots["residuals"]["series"]) == len([s for s in plots["data"]["series"] if s["style"] == "points"])
+
+
+def test_a_prediction_typed_on_the_law_page(site):
+    client, run_id = site.client, site.run_id
+    r = client.post(f"/ui/runs/{run_id}/predict", data={"N": "1e10", "group": "a"})
+    assert r.status_code == 200 and 'data-testid="prediction"' in r.text
+    value = float(re.search(r"loss = ([0-9.e+-]+)", r.text).group(1))
+    assert value == pytest.approx(1.8 + 300 * 1e10 ** -0.3, rel=0.05)
+    bad = client.post(f"/ui/runs/{run_id}/predict", data={"N": "lots", "group": "a"})
+    assert bad.status_code == 422 and "N must be a number" in bad.text
+
+
+def test_comparing_with_a_typed_law_shows_both_curves(site):
+    client, run_id = site.client, site.run_id
+    r = client.post(f"/ui/runs/{run_id}/compare", data={"lines": "loss = E + A*N**(-a)", "name": "textbook"})
+    assert r.status_code == 200, r.text
+    assert "textbook" in r.text and "discovered" in r.text
+    assert "a: textbook" in r.text and "a: discovered" in r.text  # both curves in the plot's data
+
+
+def test_unknown_ids_are_404_pages(site):
+    client = site.client
+    for path in ("/ui/runs/999", "/ui/datasets/999", "/ui/runs/999/leaderboard", "/ui/runs/999/law"):
+        r = client.get(path)
+        assert r.status_code == 404 and "<h1>Not found</h1>" in r.text, path
+    assert client.get("/ui/api/runs/999/pareto").headers["content-type"] == "application/json"
+
+
+def test_names_a_user_chose_are_escaped_everywhere(client, worker):
+    rows = "N,grp,loss\n" + "".join(f"{n},{g},{e + 300 * n ** -0.3}\n" for g, e in ((HOSTILE, 2), ("plain", 2.2))
+                                     for n in (1e6, 3e6, 1e7, 3e7, 1e8, 3e8, 1e9, 3e9))
+    r = client.post("/datasets", files={"file": ("x.csv", rows.encode(), "text/csv")}, data={"name": HOSTILE})
+    dataset_id = r.json()["id"]
+    run = client.post("/runs", json={"dataset_id": dataset_id, "inputs": ["N"], "targets": ["loss"],
+                                     "group": "grp", "budget": 8}).json()
+    worker.run_once()
+    assert client.get(f"/runs/{run['id']}").json()["state"] == "done"
+    for path in ("/", f"/ui/datasets/{dataset_id}", f"/ui/runs/{run['id']}", f"/ui/runs/{run['id']}/law",
+                 f"/ui/runs/{run['id']}/leaderboard"):
+        page = client.get(path)
+        assert page.status_code == 200, path
+        assert HOSTILE not in page.text, path
+    assert "&lt;script&gt;" in client.get(f"/ui/datasets/{dataset_id}").text
+
+
+def test_static_assets_are_served_with_their_licenses(site):
+    client = site.client
+    for path in ("/static/vendor/uplot-1.6.32/uPlot.iife.min.js", "/static/vendor/htmx-2.0.11/htmx.min.js",
+                 "/static/vendor/uplot-1.6.32/LICENSE", "/static/vendor/htmx-2.0.11/LICENSE", "/static/app.js"):
+        assert client.get(path).status_code == 200, path
+
+
+def count_queries(storage, fn) -> int:
+    from sqlalchemy import event
+
+    seen = []
+
+    def on_execute(*args):
+        seen.append(1)
+
+    event.listen(storage.engine, "before_cursor_execute", on_execute)
+    try:
+        fn()
+    finally:
+        event.remove(storage.engine, "before_cursor_execute", on_execute)
+    return len(seen)
+
+
+def test_the_queries_a_page_makes_do_not_grow_with_the_number_of_candidates(site):
+    from tests.app.web.conftest import grown_copy
+
+    small, large = grown_copy(site, 30), grown_copy(site, 3_000)
+    for page in ("", "/progress", "/leaderboard", "/leaderboard?sort=complexity&offset=50", "/law", "/compare"):
+        counts = [count_queries(site.storage, lambda: site.client.get(f"/ui/runs/{run}{page}").raise_for_status())
+                  for run in (small, large)]
+        assert counts[0] == counts[1], (page, counts)
