@@ -160,8 +160,9 @@ class BaseStorage(abc.ABC):
         """Append events (JSON-able dicts; ``kind`` names the type)."""
 
     @abc.abstractmethod
-    def list_events(self, run_id: int, *, after_id: int = 0, limit: int = 100) -> list[RunEvent]:
-        """Events in order, after the given event id."""
+    def list_events(self, run_id: int, *, after_id: int = 0, limit: int = 100,
+                    newest_first: bool = False) -> list[RunEvent]:
+        """Events in order (the newest first when asked), after the given event id."""
 
     # -- API tokens (operator level: no tenant restriction) ----------------------------------
     @abc.abstractmethod

@@ -30,7 +30,7 @@ from app.services import laws as law_service
 from app.services import rows as parse
 from app.services.runspec import resolve_run_spec
 from app.services.task_import import import_task
-from app.web import plots, views
+from app.web import views
 
 templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
 router = APIRouter(include_in_schema=False)
@@ -126,19 +126,19 @@ async def start_run(request: Request, dataset_id: DatasetId, storage: WriteStora
 @router.get("/ui/runs/{run_id}", response_class=HTMLResponse)
 def run_page(request: Request, run_id: RunId, storage: ReadStorage) -> HTMLResponse:
     run = storage.get_run(run_id)
-    return page(request, "run.html", run=run, **_progress(storage, run_id))
+    return page(request, "run.html", run=run, **_progress(storage, run))
 
 
 @router.get("/ui/runs/{run_id}/progress", response_class=HTMLResponse)
 def run_progress(request: Request, run_id: RunId, storage: ReadStorage) -> HTMLResponse:
     """The live part of the run page, polled by htmx while the run is queued or running."""
     run = storage.get_run(run_id)
-    return page(request, "_progress.html", run=run, **_progress(storage, run_id))
+    return page(request, "_progress.html", run=run, **_progress(storage, run))
 
 
-def _progress(storage, run_id: int) -> dict[str, Any]:
-    events = storage.list_events(run_id, limit=200)
-    return {"events": events[-30:][::-1], "progress_plot": plots.progress_plot(storage.candidate_points(run_id))}
+def _progress(storage, run) -> dict[str, Any]:
+    events = storage.list_events(run.id, limit=30, newest_first=True)
+    return {"events": events, "progress_plot": views.run_plot(storage, run, "progress")}
 
 
 @router.post("/ui/runs/{run_id}/cancel")
@@ -240,9 +240,9 @@ def law_plot(run_id: RunId, storage: ReadStorage, candidate: CandidateId | None 
 
 @router.get("/ui/api/runs/{run_id}/pareto")
 def pareto(run_id: RunId, storage: ReadStorage) -> dict:
-    return plots.pareto_plot(storage.candidate_points(run_id)).to_json()
+    return views.run_plot(storage, storage.get_run(run_id), "pareto").to_json()
 
 
 @router.get("/ui/api/runs/{run_id}/progress")
 def progress(run_id: RunId, storage: ReadStorage) -> dict:
-    return plots.progress_plot(storage.candidate_points(run_id)).to_json()
+    return views.run_plot(storage, storage.get_run(run_id), "progress").to_json()

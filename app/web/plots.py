@@ -19,6 +19,7 @@ from agent.problem import DEFAULT_GROUP, Problem, make_table
 from agent.storage import CandidatePoint
 
 MAX_POINTS = 2_000   # per series
+PLOT_POINTS = 6_000  # per plot, shared among its series (a page's weight grows with what it plots)
 MAX_GROUPS = 8       # groups drawn at once; the page offers the others one at a time
 EXTEND = 10.0        # a law's curve runs out to this many times the largest axis value
 CURVE_POINTS = 120
@@ -60,6 +61,10 @@ def _finite_list(values: np.ndarray) -> list[float | None]:
     return [float(v) if np.isfinite(v) else None for v in np.asarray(values, dtype=float)]
 
 
+def _share(n_series: int) -> int:
+    return max(100, min(MAX_POINTS, PLOT_POINTS // max(n_series, 1)))
+
+
 def _thin(order: np.ndarray, limit: int = MAX_POINTS) -> np.ndarray:
     """At most ``limit`` of these row indices, evenly spread (the first and last kept)."""
     if len(order) <= limit:
@@ -91,7 +96,7 @@ def dataset_plot(df: pd.DataFrame, target: str, x: str, group: str | None,
     for name in chosen:
         part = _rows_of(df, group, name)
         xs, ys = part[x].to_numpy(float), part[target].to_numpy(float)
-        keep = _thin(np.argsort(xs, kind="stable"))
+        keep = _thin(np.argsort(xs, kind="stable"), _share(len(chosen)))
         spec.series.append(Series(name, _finite_list(xs[keep]), _finite_list(ys[keep]), key=name))
     return spec
 
@@ -116,7 +121,7 @@ def law_plots(law: Law, constants: dict[str, dict[str, float]], problem: Problem
             part = _rows_of(part, problem.group, name)
             if not len(part):
                 continue
-            keep = _thin(np.argsort(part[axis].to_numpy(float), kind="stable"))
+            keep = _thin(np.argsort(part[axis].to_numpy(float), kind="stable"), _share(len(groups) * len(rows)))
             part = part.iloc[keep]
             xs, ys = part[axis].to_numpy(float), part[target].to_numpy(float)
             label = f"{name}: {split}" if len(groups) > 1 else split
@@ -164,7 +169,7 @@ def pareto_plot(points: Sequence[CandidatePoint]) -> PlotSpec:
         return spec
     x = np.array([p.complexity for p in ok], dtype=float)
     err = np.maximum(1.0 - np.array([p.r2 for p in ok], dtype=float), 1e-12)
-    keep = _thin(np.argsort(x, kind="stable"), 3 * MAX_POINTS)
+    keep = _thin(np.argsort(x, kind="stable"))
     spec.series.append(Series("candidates", _finite_list(x[keep]), _finite_list(err[keep]), key="candidates"))
     front_x, front_y, best = [], [], np.inf
     for c in np.unique(x):

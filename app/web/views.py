@@ -11,9 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
-import sympy as sp
-from markupsafe import escape
 
+from agent.display import law_mathml
 from agent.expressions import Law, parse_law
 from agent.problem import axis_values, make_table
 from agent.search.records import Candidate
@@ -26,12 +25,9 @@ LEADERBOARD_PAGE = 25
 
 
 @functools.lru_cache(maxsize=4096)
-def mathml(lines: tuple[str, ...], inputs: tuple[str, ...], targets: tuple[str, ...]) -> str:
-    """Presentation MathML of a law (Chromium draws it natively); laws are immutable, so cached."""
-    law = parse_law(lines, inputs, targets)
-    rows = [f"<mrow><mi>{escape(t)}</mi><mo>=</mo>{sp.mathml(e, printer='presentation')}</mrow>"
-            for t, e in law.sympy().items()]
-    return '<math display="block">' + '<mspace linebreak="newline"/>'.join(rows) + "</math>"
+def mathml(lines: tuple[str, ...], targets: tuple[str, ...]) -> str:
+    """Presentation MathML of a law as written (Chromium draws it natively); laws are immutable."""
+    return law_mathml(lines, targets)
 
 
 @dataclass
@@ -125,15 +121,49 @@ def law_view(storage: BaseStorage, run_id: int, candidate_id: int | None = None,
     rows = _rows_by_split(storage, run, plan)
     data_plot, residual_plot = plots.law_plots(law, constants, plan.problem, rows, axis, target, shown)
     view = LawView(run, candidate_id, law, constants, final, scores,
-                   mathml(tuple(law.lines), law.inputs, law.targets), groups, shown, axis, target,
+                   mathml(tuple(law.lines), law.targets), groups, shown, axis, target,
                    data_plot, residual_plot)
     stored = run.final.get("lineage") if final else None
     view.lineage = _lineage(storage, run_id, candidate_id, [s["id"] for s in stored] if stored else None)
     return view
 
 
+_KEPT = 16  # runs whose split rows or plots are kept in memory (a 100k-row dataset is a few MB)
+_CACHE: dict[tuple, Any] = {}
+
+
+def _cached(key: tuple, make):
+    """``make()``, kept under ``key`` (which names the data's version) for the last ``_KEPT`` keys."""
+    if key not in _CACHE:
+        while len(_CACHE) >= _KEPT:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = make()
+    return _CACHE[key]
+
+
+def _database(storage: BaseStorage) -> str:
+    return str(getattr(getattr(storage, "engine", None), "url", id(storage)))
+
+
+def run_plot(storage: BaseStorage, run: RunRecord, kind: str) -> plots.PlotSpec:
+    """The run's progress or Pareto plot, from every candidate's indexed columns (one query), redrawn
+    when the run has new candidates."""
+    make = plots.progress_plot if kind == "progress" else plots.pareto_plot
+    key = (_database(storage), kind, run.id, run.state.value, run.generation, run.progress.get("candidates"))
+    return _cached(key, lambda: make(storage.candidate_points(run.id)))
+
+
 def _rows_by_split(storage: BaseStorage, run: RunRecord, plan) -> dict[str, pd.DataFrame]:
-    """The run's rows as its search saw them: fit and validation (its first fold), and test."""
+    """The run's rows as its search saw them: fit and validation (its first fold), and test.
+
+    Kept for the last few runs asked, keyed by the dataset's version (rows can be appended): loading
+    and splitting 100,000 rows takes longer than drawing the page."""
+    ds = storage.get_dataset(run.dataset_id)
+    key = (_database(storage), "rows", run.id, ds.n_rows, ds.n_batches, ds.updated_at)
+    return _cached(key, lambda: _split_rows(storage, run, plan))
+
+
+def _split_rows(storage: BaseStorage, run: RunRecord, plan) -> dict[str, pd.DataFrame]:
     train, test = plan.split(storage.load_rows(run.dataset_id))
     problem = plan.problem
     table = make_table(train, problem)
@@ -186,9 +216,9 @@ def leaderboard_view(storage: BaseStorage, run_id: int, sort: str, order: str, o
     run = storage.get_run(run_id)
     page = storage.list_candidates(run_id, order_by=sort, descending=order == "desc", offset=offset,
                                    limit=LEADERBOARD_PAGE)
-    inputs, targets = tuple(run.spec["inputs"]), tuple(run.spec["targets"])
-    rows = [(c, mathml(tuple(c.lines), inputs, targets)) for c in page.items]
-    pareto = plots.pareto_plot(storage.candidate_points(run_id))
+    targets = tuple(run.spec["targets"])
+    rows = [(c, mathml(tuple(c.lines), targets)) for c in page.items]
+    pareto = run_plot(storage, run, "pareto")
     return LeaderboardView(run, rows, page.total, page.offset, sort, order, pareto)
 
 

@@ -229,12 +229,13 @@ class RunVerbs:
             self._run_row(s, run_id)
             self._insert_events(s, run_id, events, cv.now())
 
-    def list_events(self, run_id, *, after_id=0, limit=100) -> list[RunEvent]:
+    def list_events(self, run_id, *, after_id=0, limit=100, newest_first=False) -> list[RunEvent]:
         _, limit = paging(0, limit)
+        order = m.EventRow.id.desc() if newest_first else m.EventRow.id
         with self._read() as s:
             self._run_row(s, run_id)
             rows = s.scalars(select(m.EventRow).where(m.EventRow.run_id == run_id, m.EventRow.id > after_id)
-                             .order_by(m.EventRow.id).limit(limit))
+                             .order_by(order).limit(limit))
             return [cv.event_record(r) for r in rows]
 
     @staticmethod
