@@ -1,6 +1,7 @@
 """Who is asking: ``Authorization: Bearer <secret>`` names a token, whose scope and tenant a request gets.
 
-Without a header, a request is the local tenant's, with every scope, only while no token is
+The dashboard's pages send the same secret in a cookie once a user signs in (``/ui/sign-in``).
+Without either, a request is the local tenant's, with every scope, only while no token is
 active and the server does not require one (``SLD_AUTH_REQUIRED``, which ``sld serve`` sets
 when it listens beyond this machine); otherwise 401.  A header that names no active token is
 401 in every mode: a typo must not silently fall back to anonymous access.
@@ -32,9 +33,15 @@ def _unauthorized(detail: str) -> HTTPException:
     return HTTPException(401, detail, headers={"WWW-Authenticate": "Bearer"})
 
 
+SESSION_COOKIE = "sld_token"  # the dashboard's sign-in: the token's secret, HttpOnly and SameSite=Strict
+
+
 def current_principal(request: Request, _doc=Security(bearer)) -> Principal:
     storage: BaseStorage = request.app.state.storage
     header = request.headers.get("authorization")
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if header is None and cookie:
+        header = f"Bearer {cookie}"  # a browser signed in to the dashboard: the same token, the same rules
     if header is not None:
         scheme, _, secret = header.strip().partition(" ")
         if scheme.lower() != "bearer" or not secret.strip():

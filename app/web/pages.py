@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
@@ -22,7 +22,9 @@ from agent.storage import CANDIDATE_ORDERS, NotFoundError
 from app.api.deps import (
     AdminStorage, CandidateId, DatasetId, ReadStorage, RunId, SettingsDep, TaskName, WriteStorage,
 )
+from app.api.auth import SESSION_COOKIE
 from app.api.routes.runs import compare_run
+from app.core.auth import hash_secret
 from app.core.errors import describe_validation
 from app.schemas.laws import ComparisonPublic, LawCreate, PredictCreate
 from app.schemas.runs import RunCreate
@@ -70,6 +72,32 @@ def home(request: Request, storage: ReadStorage) -> HTMLResponse:
     datasets = storage.list_datasets(limit=50)
     runs = storage.list_runs(limit=20)
     return page(request, "home.html", datasets=datasets, runs=runs.items, tasks=bundled)
+
+
+@router.get("/ui/sign-in", response_class=HTMLResponse)
+def sign_in_page(request: Request) -> HTMLResponse:
+    return page(request, "sign_in.html")
+
+
+@router.post("/ui/sign-in")
+async def sign_in(request: Request):
+    """Check the API token's secret, then keep it in an HttpOnly, SameSite=Strict cookie: pages then
+    read and write with that token's scope and tenant, exactly as its API requests do."""
+    form = await request.form()
+    secret = str(form.get("token") or "").strip()
+    if not secret or request.app.state.storage.find_token(hash_secret(secret)) is None:
+        raise HTTPException(401, "unknown or revoked API token")
+    response = _see("/")
+    response.set_cookie(SESSION_COOKIE, secret, httponly=True, samesite="strict",
+                        secure=request.url.scheme == "https", max_age=7 * 24 * 3600)
+    return response
+
+
+@router.post("/ui/sign-out")
+def sign_out():
+    response = _see("/ui/sign-in")
+    response.delete_cookie(SESSION_COOKIE)
+    return response
 
 
 @router.post("/ui/tasks/{name}/import")

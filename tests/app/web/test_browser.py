@@ -16,6 +16,7 @@ import pytest
 
 from tests.app.conftest import toy_csv
 from tests.app.test_service_e2e import free_port, start, stop, wait_healthy
+from tests.agent.storage.conftest import postgres_database  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -156,18 +157,36 @@ def test_the_whole_journey_in_a_browser(browser, server, shots):
         w.close()
 
 
-def test_pages_fit_a_phone_and_work_from_the_keyboard(browser, server, shots):
-    runs = httpx.get(f"{server}/runs").json()["items"]
-    assert runs, "runs after the journey"
-    run_id = runs[0]["id"]
-    w = Watched(browser, 390, 844)
+@pytest.mark.postgres
+def test_on_postgresql_with_a_separate_worker_pages_fit_a_phone_and_the_keyboard(browser, postgres_database,
+                                                                                  shots):
+    """``sld serve --workers 0`` and ``sld worker`` as two processes on PostgreSQL, a phone's screen."""
+    from agent.storage.testing import empty_tables
+    from tests.app.test_service_e2e import poll_until_finished, queue, upload
+
+    empty_tables(postgres_database)
+    port = free_port()
+    env = {**os.environ, "DATABASE_URL": postgres_database, "SLD_POLL_INTERVAL": "0.2"}
+    server = start(["serve", "--port", str(port), "--workers", "0", "--log-level", "warning"], env)
+    worker = start(["worker"], env)
+    base = f"http://127.0.0.1:{port}"
+    w = None
     try:
-        for name, path in [("home", "/"), ("run", f"/ui/runs/{run_id}"), ("leaderboard", f"/ui/runs/{run_id}/leaderboard"),
-                           ("law", f"/ui/runs/{run_id}/law")]:
-            w.visit(server + path, shots, f"phone-{name}")
+        wait_healthy(base, server)
+        with httpx.Client(base_url=base, timeout=60) as http:
+            run = poll_until_finished(http, queue(http, upload(http)))
+        w = Watched(browser, 390, 844)
+        for name, path in [("home", "/"), ("dataset", f"/ui/datasets/{run['dataset_id']}"),
+                           ("run", f"/ui/runs/{run['id']}"), ("leaderboard", f"/ui/runs/{run['id']}/leaderboard"),
+                           ("law", f"/ui/runs/{run['id']}/law"), ("compare", f"/ui/runs/{run['id']}/compare")]:
+            w.visit(base + path, shots, f"phone-{name}")
         w.page.keyboard.press("Tab")
         assert w.page.evaluate("document.activeElement.textContent") == "Skip to content"
+        w.page.keyboard.press("Enter")  # skips the navigation: the next Tab lands in the page's content
         w.page.keyboard.press("Tab")
-        assert w.page.evaluate("document.activeElement.getAttribute('href')") == "/"
+        assert w.page.evaluate("document.activeElement.closest('main') !== null")
     finally:
-        w.close()
+        if w is not None:
+            w.close()
+        worker_log, log = stop(worker), stop(server)
+    assert "Traceback" not in log + worker_log, log + worker_log

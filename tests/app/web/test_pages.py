@@ -163,3 +163,21 @@ def test_the_queries_a_page_makes_do_not_grow_with_the_number_of_candidates(site
         counts = [count_queries(site.storage, lambda: site.client.get(f"/ui/runs/{run}{page}").raise_for_status())
                   for run in (small, large)]
         assert counts[0] == counts[1], (page, counts)
+
+
+def test_with_tokens_pages_need_a_sign_in_and_then_keep_the_token_s_scope(client, storage, dataset_id):
+    from app.core.auth import issue_token
+
+    _, secret = issue_token(storage, "viewer", scope="read")
+    locked = client.get("/")
+    assert locked.status_code == 401 and 'href="/ui/sign-in"' in locked.text
+    assert client.post("/ui/sign-in", data={"token": "wrong"}).status_code == 401
+    signed = client.post("/ui/sign-in", data={"token": secret}, follow_redirects=False)
+    assert signed.status_code == 303
+    cookie = signed.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=strict" in cookie
+    assert client.get(f"/ui/datasets/{dataset_id}").status_code == 200  # the cookie rides along
+    refused = client.post(f"/ui/datasets/{dataset_id}/runs", data={"inputs": ["N"], "targets": ["loss"]})
+    assert refused.status_code == 403 and "scope read" in refused.text  # a read token cannot start runs
+    client.post("/ui/sign-out")
+    assert client.get("/").status_code == 401
