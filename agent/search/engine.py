@@ -242,13 +242,13 @@ class Search:
         return out
 
     def _when_nothing_new(self, share: float | None) -> list[Proposal]:
-        """A generation whose proposers made nothing new.  The offline proposer (when it is one of the
-        run's) takes every child first.  Only if it too has nothing does the search wait on the slow
+        """A generation whose proposers made nothing new.  The offline proposer (when it shares the
+        run with others) takes every child first.  Only if it too has nothing does the search wait on the slow
         proposers' replies: in full in an LLM-only run or without a bound, else within what is left of
         the run's allowance (waiting at most ``share`` of the search's own working time in all).  An
         empty answer ends the run ("no new proposals"), as it would without the slow proposers."""
         out: list[Proposal] = []
-        if self.mix.offline_in_mix:
+        if self.mix.offline_in_mix and len(self.mix.proposers) > 1:  # alone, it had every child already
             for island in range(self.config.islands):
                 ctx = self._proposal_context(island)
                 if ctx.parents:
