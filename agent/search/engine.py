@@ -16,19 +16,17 @@ import numpy as np
 import pandas as pd
 
 from agent.errors import LawError
-from agent.expressions import parse_law
 from agent.fitting import resolve_loss
 from agent.problem import Problem, make_table
-from agent.search import checkpoint
+from agent.search import asking, checkpoint
 from agent.search.choice import choose, finalist_pool, form_spread
-from agent.search.compose import compose_best_lines
 from agent.search.config import SearchConfig
 from agent.search.context import EvaluationContext
 from agent.search.failures import empty_search_message
 from agent.search.final import FinalLaw, refit_final
 from agent.search.pool import Evaluator
 from agent.search.population import Population
-from agent.search.proposers.base import ProposalContext, Proposer
+from agent.search.proposers.base import Proposer
 from agent.search.proposers.mix import ProposerMix
 from agent.search.records import FINALIST, Candidate, Proposal
 from agent.search.selection import rescored
@@ -212,74 +210,10 @@ class Search:
     # ------------------------------------------------------------ ask / tell
 
     def _ask(self) -> list[Proposal]:
-        if self.generation == 0:
-            # the seed library comes out in chunks (the rest interleaves with mutations),
-            # so a large library cannot blow through the time limit in one generation
-            ctx = self._proposal_context(0)
-            n = max(min(self.offline.seeds_left(ctx), self.config.first_generation), 1)
-            return self._unique(self.offline.propose(ctx, n, self.rng), island_cycle=True)
-        out = []
-        # the slow proposers' replies to earlier generations join this one, in the order asked; with a
-        # bound, those not back within a share of the last generation's evaluation time wait for a later one
-        share = self.config.slow_proposer_wait
-        for island, proposals in self.mix.replies(None if share is None else share * self._last_tell_seconds):
-            out.extend(self._unique(proposals, island=island))
-        for island in range(self.config.islands):
-            ctx = self._proposal_context(island)
-            if not ctx.parents:
-                continue
-            for proposer, n in self.mix.allocate(self.config.children, self.rng):
-                if proposer.slow:
-                    own = np.random.default_rng(int(self.rng.integers(2**63)))
-                    out.extend(self._unique(self.mix.ask_later(island, proposer, ctx, n, own), island=island))
-                else:
-                    out.extend(self._unique(self.mix.call(proposer, ctx, n, self.rng), island=island))
-        if not out:
-            out = self._when_nothing_new(share)
-        composite = compose_best_lines(self.problem, self.candidates, self.config.selection.complexity_weight)
-        if composite is not None:
-            out.extend(self._unique([composite], island=int(self.rng.integers(self.config.islands))))
-        return out
-
-    def _when_nothing_new(self, share: float | None) -> list[Proposal]:
-        """A generation whose proposers made nothing new.  The offline proposer (when it shares the
-        run with others) takes every child first.  Only if it too has nothing does the search wait on the slow
-        proposers' replies: in full in an LLM-only run or without a bound, else within what is left of
-        the run's allowance (waiting at most ``share`` of the search's own working time in all).  An
-        empty answer ends the run ("no new proposals"), as it would without the slow proposers."""
-        out: list[Proposal] = []
-        if self.mix.offline_in_mix and len(self.mix.proposers) > 1:  # alone, it had every child already
-            for island in range(self.config.islands):
-                ctx = self._proposal_context(island)
-                if ctx.parents:
-                    out.extend(self._unique(self.mix.offline.propose(ctx, self.config.children, self.rng),
-                                            island=island))
-        if out or not self.mix.in_flight:
-            return out
-        if share is None or not self.mix.offline_in_mix:
-            wait = None
-        else:
-            working = self.elapsed - self.mix.waited_seconds
-            wait = share * working - self.mix.waited_seconds
-        for island, proposals in self.mix.replies(wait):
-            out.extend(self._unique(proposals, island=island))
-        return out
+        return asking.ask(self)
 
     def _unique(self, proposals, island=None, island_cycle=False) -> list[Proposal]:
-        """Drop proposals already seen (by canonical form); remember their island."""
-        out = []
-        for k, p in enumerate(proposals):
-            try:
-                law = parse_law(p.lines, self.problem.inputs, self.problem.targets)
-                key = law.canonical
-            except LawError:
-                key = "\n".join(p.lines)  # rejected later with its reason
-            if key in self.seen:
-                continue
-            self.seen.add(key)
-            isl = (len(out) % self.config.islands) if island_cycle else island
-            out.append(replace(p, meta={**dict(p.meta), "island": isl}))
-        return out
+        return asking.unique(self, proposals, island, island_cycle)
 
     def _tell(self, proposals: list[Proposal]) -> list[Candidate]:
         first_id = len(self.candidates)
@@ -322,17 +256,6 @@ class Search:
             if c.ok and (self.best is None or c.score > self.best.score + 1e-9):
                 self.best_id, improved = c.id, True
         return improved
-
-    def _proposal_context(self, island: int) -> ProposalContext:
-        parents = self.population.parents(island, self.rng, self.candidates.__getitem__)
-        insp = self.population.inspirations(self.best, self.rng, self.candidates.__getitem__)
-        rejections = [(c.lines, c.reason) for c in self.candidates[-60:] if not c.ok][-5:]
-        deadline = None
-        if self.config.time_limit is not None:
-            # slow proposers (LLMs) start no new call past the run's time limit
-            deadline = time.time() + max(0.0, self.config.time_limit - self.elapsed)
-        return ProposalContext(self.problem, self.summary, parents, insp, rejections,
-                               self.generation, self.best, deadline=deadline)
 
     # ------------------------------------------------------------ checkpoints
 

@@ -1,0 +1,39 @@
+"""The pieces seed shapes are written with: fresh constant names, and inputs as they enter a law
+(over their reference scale, in powers and logs)."""
+from __future__ import annotations
+
+from typing import Callable
+
+from agent.search.units import written
+
+
+class Names:
+    """Fresh constant names with a per-target suffix; carries the target's trends."""
+
+    def __init__(self, suffix: str = "", trend: dict | None = None, cap: int | None = None):
+        self.suffix, self.counts, self.trend, self.cap = suffix, {}, trend or {}, cap
+
+    @property
+    def used(self) -> int:
+        return sum(self.counts.values())
+
+    def __call__(self, stem: str) -> str:
+        k = self.counts.get(stem, 0)
+        self.counts[stem] = k + 1
+        return f"{stem}{k}{self.suffix}"
+
+
+def scaled(name: str, info: dict) -> str:
+    return written(name, info.get("reference", 1.0))
+
+
+def log_term(name: str, info: dict) -> str:
+    return f"log({scaled(name, info)})"
+
+
+def power_term(name: str, info: dict, exponent: str) -> str:
+    return f"{scaled(name, info)}**(-{exponent})"
+
+
+# Each shape: (label, builder(scale_inputs, linear_inputs, summary, names) -> expression or None)
+Shape = Callable[[list, list, dict, Names], "str | None"]
