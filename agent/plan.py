@@ -49,6 +49,7 @@ class DiscoveryRequest:
     seed: int = 0
     patience: int | None = None
     workers: int = 1               # processes evaluating candidates: the same seed gives the same laws
+    scheduler: str | None = None   # or a Dask scheduler's address, with the same laws again
     description: str = ""
     held_out: HeldOut | None = None
 
@@ -71,9 +72,10 @@ class DiscoveryPlan:
         """(training rows, held-out test rows)."""
         return self.held_out.split(df) if self.held_out else (df, df.iloc[0:0])
 
-    def with_workers(self, workers: int) -> "DiscoveryPlan":
-        """The same plan on another number of processes (a property of the machine, not of the result)."""
-        return replace(self, config=replace(self.config, workers=workers))
+    def with_workers(self, workers: int, scheduler: str | None = None) -> "DiscoveryPlan":
+        """The same plan on another number of processes, or a Dask cluster (a property of the machine,
+        not of the result)."""
+        return replace(self, config=replace(self.config, workers=workers, scheduler=scheduler))
 
 
 def plan_discovery(data: pd.DataFrame, request: DiscoveryRequest) -> DiscoveryPlan:
@@ -99,7 +101,7 @@ def plan_discovery(data: pd.DataFrame, request: DiscoveryRequest) -> DiscoveryPl
                       max_constants=r.max_constants, description=r.description)
     check_columns(problem, table)  # a constant column: refused here, not after a futile search
     config = SearchConfig(budget=r.budget, work_budget=r.work_budget or None, time_limit=r.time_limit or None,
-                          seed=r.seed, patience=r.patience, workers=r.workers)
+                          seed=r.seed, patience=r.patience, workers=r.workers, scheduler=r.scheduler)
     return DiscoveryPlan(problem, config, r.held_out)
 
 

@@ -108,7 +108,8 @@ class _RunExecution:
     def _open_search(self) -> Search:
         spec = RunSpec.model_validate(self.run.spec)
         # the stored plan, whatever this worker's defaults: only the process count is the worker's
-        plan = spec.plan().with_workers(self.worker.settings.eval_workers)
+        settings = self.worker.settings
+        plan = spec.plan().with_workers(settings.eval_workers, settings.dask_scheduler)
         self.train, self.test = plan.split(self.storage.load_rows(self.run.dataset_id))
         proposers = build_proposers([p.model_dump() for p in spec.proposers], self.worker.settings.llm_endpoints)
         checkpoint = self.storage.load_checkpoint(self.run.id)

@@ -23,6 +23,8 @@ class SearchConfig:
     patience: int | None = None       # generations without improvement
     target_score: float | None = None
     workers: int = 1
+    scheduler: str | None = None      # a Dask scheduler's address: evaluations fan out there (like workers,
+                                      # a property of the machine: the same seed gives the same candidates)
     n_folds: int = 3
     first_generation: int = 48        # seed laws evaluated before mutation starts
     max_groups: int = 12              # groups the search validates on (all are refitted at the end)

@@ -64,7 +64,7 @@ class Search:
         self.stop_reason: str | None = None  # set by step() when the run stops; frozen from then on
         self.refined = False
         self._last_tell_seconds = 0.0  # how long slow proposers' replies may be waited for (config)
-        self._evaluator = Evaluator(self.context, config.workers)
+        self._evaluator = Evaluator(self.context, config.workers, config.scheduler)
 
     # ------------------------------------------------------------ public API
 

@@ -42,6 +42,9 @@ def discover_cmd(
     work: float = typer.Option(DEFAULT_WORK, "--work", help="Search effort in model evaluations (0 = no limit); reproducible."),
     time_limit: float = typer.Option(DEFAULT_TIME_LIMIT, "--time-limit", help="Safety net in seconds (0 = none); a run it stops is not reproducible."),
     workers: int = typer.Option(2, "--workers", help="Processes evaluating candidates."),
+    dask_scheduler: Optional[str] = typer.Option(None, "--dask-scheduler", envvar="SLD_DASK_SCHEDULER",
+                                                 help="Evaluate candidates on this Dask cluster (tcp://host:8786) "
+                                                 "instead; the same seed gives the same laws."),
     llm: Optional[str] = typer.Option(None, "--llm", help="Also propose laws with this LLM (OpenAI-compatible model name)."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)."),
     llm_weight: float = typer.Option(0.7, "--llm-weight", help="Share of proposals asked of the LLM."),
@@ -64,7 +67,8 @@ def discover_cmd(
     if (task is None) == (csv is None):
         raise DataError("give either a bundled TASK or --csv FILE (with --inputs and --target)")
     test = human = None
-    search = dict(budget=budget, work_budget=work, time_limit=time_limit, seed=seed, workers=workers)
+    search = dict(budget=budget, work_budget=work, time_limit=time_limit, seed=seed, workers=workers,
+                  scheduler=dask_scheduler)
     if csv is not None:
         if not inputs or not target:
             raise DataError("--csv needs --inputs a,b and --target y")

@@ -63,6 +63,8 @@ class Settings(BaseSettings):
     stale_after: float = Field(60.0, gt=0)    # a running run silent this long is re-claimed
     poll_interval: float = Field(1.0, gt=0)
     eval_workers: int = Field(1, ge=1)        # processes evaluating candidates inside one run
+    dask_scheduler: str | None = None         # SLD_DASK_SCHEDULER=tcp://host:8786: a run's evaluations go to
+                                              # that Dask cluster instead (whole runs still queue in the database)
     db_retry_max: float = Field(30.0, gt=0)   # longest wait between a worker's tries of a lost database
 
     # LLM endpoints runs may name, as JSON: SLD_LLM_ENDPOINTS='{"openai": {"base_url":
