@@ -164,6 +164,7 @@ class _RunExecution:
         """The one-time test score and the comparison with the task's human law."""
         from agent.search import FinalLaw
         from app.services.compare import compare_laws
+        from app.services.uncertainty import uncertainty_report
 
         out: dict[str, Any] = {}
         problem = search.problem
@@ -172,6 +173,7 @@ class _RunExecution:
                 out["test"] = report_on_test(FinalLaw.from_dict(final), problem, self.test)
             except SldError as exc:
                 out["test_error"] = str(exc)
+        out.update(uncertainty_report(final, problem, self.train, search.config.seed))
         task = self.storage.find_task_spec(self.run.dataset_id)
         if task is not None and task.human_law:
             human = {"name": "human", "lines": task.human_law["lines"], "constants": task.human_law.get("constants")}

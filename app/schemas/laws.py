@@ -72,6 +72,10 @@ class BestLawPublic(BaseModel):
     test: dict[str, Any] | None = None
     proposer: str | None = None
     lineage: list[LineageStep] = Field(default_factory=list, description="ancestors, nearest first")
+    intervals: dict[str, Any] | None = Field(
+        default=None, description="confidence intervals on every constant (exponents included) of the final "
+        "law, per group: {level, method, draws, kind, constants: {group: {name: [lo, hi]}}}, from the "
+        "delta method on the training rows, computed when the run ended")
     selection: dict[str, Any] | None = Field(
         default=None, description="how the final law was chosen: the parsimony margin in decades, how many "
         "finalists scored within it, and the spread of their predictions beyond the data (median of "

@@ -14,6 +14,7 @@ from agent.problem import DEFAULT_GROUP, Problem, Table, make_table
 from agent.storage import BaseStorage, NotFoundError, RunRecord
 from app.schemas.laws import BestLawPublic, LineageStep, PredictCreate, PredictPublic
 from app.services.non_finite import explain_non_finite
+from app.services.uncertainty import constant_report, stored_replicates
 
 MAX_LINEAGE = 50
 
@@ -44,7 +45,7 @@ def best_law(storage: BaseStorage, run: RunRecord) -> BestLawPublic:
         return _public(run, list(final["law"]), final["constants"], final=True, candidate_id=final.get("candidate_id"),
                        score=score, validation=final.get("validation", {}), train=final.get("train", {}),
                        test=final.get("test"), proposer=proposer, lineage=lineage,
-                       selection=final.get("selection") or None)
+                       selection=final.get("selection") or None, intervals=constant_report(final))
     best = storage.best_candidate(run.id)
     if best is None:
         n = run.progress.get("candidates", 0)
@@ -112,12 +113,11 @@ def predict(storage: BaseStorage, req: PredictCreate) -> PredictPublic:
         if len(req.points) > MAX_INTERVAL_POINTS:
             raise DataError(f"intervals are computed for at most {MAX_INTERVAL_POINTS} points per request, "
                             f"not {len(req.points)}")
-        lo, hi = _delta_interval(storage, req, law, constants, group)
+        lo, hi, n_draws = _delta_interval(storage, req, law, constants, group)
         for row, l_row, h_row in zip(rows, lo, hi):
             for t, l, h in zip(law.targets, l_row, h_row):
                 row[f"{t}_lo"], row[f"{t}_hi"] = float(l), float(h)
-        interval = {"level": req.interval, "kind": req.kind, "method": "delta",
-                    "draws": INTERVAL_DRAWS}
+        interval = {"level": req.interval, "kind": req.kind, "method": "delta", "draws": n_draws}
     return PredictPublic(lines=list(law.lines), targets=list(law.targets), predictions=rows, source=source,
                          interval=interval)
 
@@ -132,19 +132,22 @@ def _delta_interval(storage: BaseStorage, req: PredictCreate, law: Law, constant
     from agent.uncertainty import interval, laplace
     from app.services.compare import comparison_inputs
 
-    run = comparison_inputs(storage, req.run_id)  # the run's problem and training rows, as compare reads them
-    table = make_table(run["train"], run["problem"])
-    seed = run["seed"]
-    try:
-        draws = laplace(law, table, constants, n=INTERVAL_DRAWS, seed=seed)
-    except FitError as exc:
-        raise DataError(f"no interval for this law: {exc}") from None
+    record = storage.get_run(req.run_id)
+    draws = stored_replicates(record.final) if req.candidate_id is None else None
+    seed = int((record.spec.get("config") or {}).get("seed", 0))
+    if draws is None:  # a candidate, or a run from before replicates were stored: the delta method now
+        run = comparison_inputs(storage, req.run_id)  # the run's problem and training rows, as compare reads them
+        table = make_table(run["train"], run["problem"])
+        try:
+            draws = laplace(law, table, constants, n=INTERVAL_DRAWS, seed=seed)
+        except FitError as exc:
+            raise DataError(f"no interval for this law: {exc}") from None
     df = pd.DataFrame(req.points)
     points = make_table(df, Problem(inputs=law.inputs, targets=law.targets,
                                     group=group if group in df.columns else None), require_targets=False)
     if group not in df.columns:
         points = Table(points.X, points.y, np.full(len(points), next(iter(constants)), dtype=object))
-    return interval(law, points, draws, level=req.interval, kind=req.kind, seed=seed)
+    return (*interval(law, points, draws, level=req.interval, kind=req.kind, seed=seed), len(draws.replicates))
 
 
 def _run_law(storage: BaseStorage, run_id: int, candidate_id: int | None):

@@ -15,14 +15,16 @@ import pandas as pd
 
 from agent.expressions import Law
 from agent.fitting import predict as predict_rows
-from agent.problem import DEFAULT_GROUP, Problem, make_table
+from agent.problem import DEFAULT_GROUP, Problem, Table, make_table
 from agent.storage import CandidatePoint
+from agent.uncertainty import Bootstrap, interval
 
 MAX_POINTS = 2_000   # per series
 PLOT_POINTS = 6_000  # per plot, shared among its series (a page's weight grows with what it plots)
 MAX_GROUPS = 8       # groups drawn at once; the page offers the others one at a time
 EXTEND = 10.0        # a law's curve runs out to this many times the largest axis value
 CURVE_POINTS = 120
+BAND_LEVEL = 0.9
 
 
 @dataclass
@@ -30,7 +32,7 @@ class Series:
     label: str
     x: list[float]
     y: list[float | None]
-    style: str = "points"  # or "line"
+    style: str = "points"  # or "line", or "band" (an interval's edge, drawn dashed)
     key: str = ""  # series with one key share a colour (a group's splits and its law's curve)
 
 
@@ -103,11 +105,12 @@ def dataset_plot(df: pd.DataFrame, target: str, x: str, group: str | None,
 
 def law_plots(law: Law, constants: dict[str, dict[str, float]], problem: Problem,
               rows: dict[str, pd.DataFrame], axis: str, target: str,
-              groups: Sequence[str]) -> tuple[PlotSpec, PlotSpec]:
+              groups: Sequence[str], replicates: Bootstrap | None = None) -> tuple[PlotSpec, PlotSpec]:
     """(data with the law's curve, residuals): ``rows`` maps a split's name (fit, validation, test)
     to its rows.  Per group the curve runs along ``axis`` from the smallest value to ``EXTEND`` times
     the largest, the other inputs held at the largest run's: of the rows furthest along the axis,
-    the one whose other inputs are largest (the frontier a user extrapolates from)."""
+    the one whose other inputs are largest (the frontier a user extrapolates from).  With the run's
+    stored ``replicates``, a 90 % confidence band runs beside the curve."""
     every = pd.concat(list(rows.values()), ignore_index=True)
     positive = bool(np.all(every[axis].to_numpy(float) > 0))  # the curve spans 10x at least: log when it can
     data = PlotSpec(f"{target} against {axis}, and the law out to {EXTEND:g}x", axis, target,
@@ -131,8 +134,19 @@ def law_plots(law: Law, constants: dict[str, dict[str, float]], problem: Problem
                                            key=name))
         curve = _curve(law, constants, problem, _rows_of(every, problem.group, name), axis, target, name)
         if curve is not None:
-            xs, ys, held = curve
-            data.series.append(Series(f"{name}: law" if len(groups) > 1 else "law", xs, ys, style="line", key=name))
+            points, ys, held = curve
+            xs = _finite_list(points[axis].to_numpy(float))
+            prefix = f"{name}: " if len(groups) > 1 else ""
+            data.series.append(Series(f"{prefix}law", xs, ys, style="line", key=name))
+            if replicates is not None:
+                table = make_table(points, Problem(problem.inputs, problem.targets), require_targets=False)
+                table = Table(table.X, table.y, np.full(len(table), name, dtype=object))
+                lo, hi = interval(law, table, replicates, BAND_LEVEL, "confidence")
+                j = list(law.targets).index(target)
+                data.series.append(Series(f"{prefix}{BAND_LEVEL:.0%} band, low", xs, _finite_list(lo[:, j]),
+                                          style="band", key=name))
+                data.series.append(Series(f"{prefix}{BAND_LEVEL:.0%} band, high", xs, _finite_list(hi[:, j]),
+                                          style="band", key=name))
             if held:
                 data.note = f"curves at {held}"
     return data, residuals
@@ -158,7 +172,7 @@ def _curve(law: Law, constants, problem: Problem, part: pd.DataFrame, axis: str,
     points[axis] = grid
     pred = _predict(law, constants, problem, points, name, target)
     held = ", ".join(f"{c} = {float(largest[c]):.3g}" for c in others)
-    return _finite_list(grid), _finite_list(pred), held
+    return points, _finite_list(pred), held
 
 
 def pareto_plot(points: Sequence[CandidatePoint]) -> PlotSpec:

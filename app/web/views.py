@@ -19,6 +19,7 @@ from agent.search.records import Candidate
 from agent.splits import make_folds
 from agent.storage import BaseStorage, DatasetRecord, NotFoundError, RunRecord
 from app.schemas.runspec import RunSpec
+from app.services.uncertainty import constant_report, stored_replicates
 from app.web import plots
 
 LEADERBOARD_PAGE = 25
@@ -94,6 +95,7 @@ class LawView:
     data_plot: plots.PlotSpec | None
     residual_plot: plots.PlotSpec | None
     lineage: list[LineageLink] = field(default_factory=list)
+    intervals: dict | None = None  # the stored confidence intervals on the constants (final laws)
 
 
 def law_view(storage: BaseStorage, run_id: int, candidate_id: int | None = None,
@@ -119,10 +121,12 @@ def law_view(storage: BaseStorage, run_id: int, candidate_id: int | None = None,
     plan = spec.plan()
     axis = (plan.problem.axis or plan.problem.inputs)[0]
     rows = _rows_by_split(storage, run, plan)
-    data_plot, residual_plot = plots.law_plots(law, constants, plan.problem, rows, axis, target, shown)
+    replicates = stored_replicates(run.final) if final else None
+    data_plot, residual_plot = plots.law_plots(law, constants, plan.problem, rows, axis, target, shown, replicates)
     view = LawView(run, candidate_id, law, constants, final, scores,
                    mathml(tuple(law.lines), law.targets), groups, shown, axis, target,
                    data_plot, residual_plot)
+    view.intervals = constant_report(run.final) if final else None
     stored = run.final.get("lineage") if final else None
     view.lineage = _lineage(storage, run_id, candidate_id, [s["id"] for s in stored] if stored else None)
     return view

@@ -58,6 +58,27 @@ def test_a_runs_law_predicts_with_an_interval_that_widens_beyond_the_data(client
     assert posted.status_code == 422 and "training runs" in posted.text
 
 
+def test_the_worker_stores_the_law_s_uncertainty_so_reads_never_recompute_it(client, storage, done_run,
+                                                                                monkeypatch):
+    best = client.get(f"/runs/{done_run['id']}/best").json()
+    intervals = best["intervals"]
+    assert intervals["level"] == 0.9 and intervals["method"] == "delta" and intervals["kind"] == "confidence"
+    for group, values in best["constants"].items():
+        for name, value in values.items():
+            lo, hi = intervals["constants"][group][name]
+            assert lo < value < hi, (group, name, lo, value, hi)
+
+    def no_rows(*args, **kwargs):
+        raise AssertionError("an interval on the final law must come from the stored replicates")
+
+    monkeypatch.setattr(type(storage), "load_rows", no_rows)
+    r = client.post("/predict", json={"run_id": done_run["id"], "points": [{"N": 1e10, "group": "b"}],
+                                      "interval": 0.9})
+    assert r.status_code == 200, r.text
+    row = r.json()["predictions"][0]
+    assert row["loss_lo"] < row["loss"] < row["loss_hi"]
+
+
 @pytest.mark.parametrize("body, message", [
     ({"lines": ["loss = log(N - c)"], "constants": {"c": 10.0}, "points": [{"N": 100.0}, {"N": 5.0}]},
      "the prediction at point 2 is not finite: log of a non-positive value (log(N - c) with N - c = -5) at N=5"),

@@ -25,8 +25,9 @@
     return spec.series.map((s) => {
       if (!colours.has(s.key)) colours.set(s.key, PALETTE[colours.size % PALETTE.length]);
       const colour = colours.get(s.key);
-      if (s.style === "line") {
-        return { label: s.label, stroke: colour, width: 2, spanGaps: true, points: { show: false } };
+      if (s.style === "line" || s.style === "band") {
+        return { label: s.label, stroke: colour, width: s.style === "band" ? 1 : 2, spanGaps: true,
+                 dash: s.style === "band" ? [5, 4] : undefined, points: { show: false } };
       }
       const split = s.label.split(": ").pop();
       const hollow = split === "validation" || split === "test";

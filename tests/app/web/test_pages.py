@@ -87,6 +87,12 @@ def test_the_law_page_plots_splits_and_the_curve_ten_times_past_the_data(site):
     curve = next(s for s in plots["data"]["series"] if s["label"] == "a: law")
     assert max(curve["x"]) == pytest.approx(10 * 1e9) and all(v is not None for v in curve["y"])
     assert len(plots["residuals"]["series"]) == len([s for s in plots["data"]["series"] if s["style"] == "points"])
+    low, high = (next(s for s in plots["data"]["series"] if s["label"] == f"a: 90% band, {edge}")
+                 for edge in ("low", "high"))
+    assert all(lo <= y <= hi for lo, y, hi in zip(low["y"], curve["y"], high["y"]))
+    relative = [(hi - lo) / y for lo, y, hi in zip(low["y"], curve["y"], high["y"])]
+    assert relative[-1] > 1.5 * min(relative)  # the band widens out past the data
+    assert "90 % confidence intervals" in r.text
 
 
 def test_a_prediction_typed_on_the_law_page(site):

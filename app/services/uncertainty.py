@@ -1,0 +1,60 @@
+"""A run's uncertainty, computed once by the worker when the run ends and stored with its final law.
+
+The delta method (``agent.uncertainty.laplace``) gives replicates of the constants from the fit's
+linearised covariance on the training rows.  The worker stores them with the final law, so that
+reads never recompute: ``/runs/{id}/best`` reports intervals on every constant (exponents
+included), ``POST /predict`` with ``interval`` draws its bands from them, and the dashboard shades
+the law's curve.  What is stored is bounded: at most ``MAX_STORED_VALUES`` constants over all
+replicates (fewer replicates when a run has many groups) and ``MAX_RESIDUALS`` residuals.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from agent.errors import DataError, FitError, LawError
+from agent.expressions import parse_law
+from agent.problem import Problem, make_table
+from agent.uncertainty import Bootstrap, constant_intervals, laplace
+
+LEVEL = 0.9
+DRAWS = 200
+MIN_DRAWS = 20
+MAX_STORED_VALUES = 60_000
+MAX_RESIDUALS = 2_000
+
+
+def uncertainty_report(final: Mapping[str, Any], problem: Problem, train: pd.DataFrame, seed: int) -> dict:
+    """``{"uncertainty": ...}`` to store beside the final law, or ``{"uncertainty_error": why}``."""
+    constants = final["constants"]
+    size = max(1, sum(len(v) for v in constants.values()))
+    draws = int(np.clip(MAX_STORED_VALUES // size, MIN_DRAWS, DRAWS))
+    try:
+        law = parse_law(final["law"], problem.inputs, problem.targets)
+        boot = laplace(law, make_table(train, problem), constants, n=draws, seed=seed)
+    except (FitError, DataError, LawError) as exc:
+        return {"uncertainty_error": str(exc)}
+    rng = np.random.default_rng(seed)
+    residuals = tuple(tuple(float(v) for v in (r if len(r) <= MAX_RESIDUALS else
+                                              rng.choice(np.asarray(r), MAX_RESIDUALS, replace=False)))
+                      for r in boot.residuals)
+    kept = Bootstrap(boot.replicates, residuals, boot.log_space)
+    return {"uncertainty": {"method": "delta", "level": LEVEL, "draws": draws,
+                            "constants": constant_intervals(kept, LEVEL), "replicates": kept.to_dict()}}
+
+
+def stored_replicates(final: Mapping[str, Any] | None) -> Bootstrap | None:
+    """The replicates a finished run stored, if any."""
+    stored = (final or {}).get("uncertainty")
+    return Bootstrap.from_dict(stored["replicates"]) if stored else None
+
+
+def constant_report(final: Mapping[str, Any] | None) -> dict | None:
+    """What ``/runs/{id}/best`` shows: the level, the method and [lo, hi] per group and constant."""
+    stored = (final or {}).get("uncertainty")
+    if not stored:
+        return None
+    return {"level": stored["level"], "method": stored["method"], "draws": stored["draws"],
+            "kind": "confidence", "constants": stored["constants"]}
