@@ -43,7 +43,11 @@ def ask(search: "Search") -> list[Proposal]:
         for proposer, n in search.mix.allocate(search.config.children, search.rng):
             if proposer.slow:
                 own = np.random.default_rng(int(search.rng.integers(2**63)))
-                out.extend(unique(search, search.mix.ask_later(island, proposer, ctx, n, own), island=island))
+                now = search.mix.ask_later(island, proposer, ctx, n, own)
+                if not now and search.mix.offline_in_mix:
+                    # asked: its laws join a later generation as extras; this one keeps its full size
+                    now = search.mix.offline.propose(ctx, n, search.rng)
+                out.extend(unique(search, now, island=island))
             else:
                 out.extend(unique(search, search.mix.call(proposer, ctx, n, search.rng), island=island))
     if not out:

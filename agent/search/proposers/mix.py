@@ -6,7 +6,9 @@ share of every later generation goes to the offline proposer, so turning an LLM 
 search smaller than it would be without one.  The run's summary says when and why (``retired``).
 
 A slow proposer's latency hides behind the search: its request for generation ``g`` is sent in the
-background while ``g``'s other candidates are evaluated, and its reply joins generation ``g + 1``.
+background while ``g``'s other candidates are evaluated, and its reply joins generation ``g + 1``
+as extra candidates (when the offline proposer is one of the run's, it makes the slow one's share of
+``g`` meanwhile, so a generation never shrinks while an LLM thinks).
 How long ``g + 1`` waits for it is the caller's choice: without a bound (the client's own timeouts
 end it) replies are merged in the order they were asked, each proposer drawing from a generator
 seeded when it was asked, so with a deterministic endpoint the same seed gives the same run; with a

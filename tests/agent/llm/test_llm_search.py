@@ -1,4 +1,5 @@
 """The LLM proposer inside a real search: mixed with the offline proposer, and with the endpoint down."""
+import dataclasses
 import json
 
 import numpy as np
@@ -25,7 +26,10 @@ def test_a_search_mixing_smollm2_and_offline_completes_with_calls_and_rejections
         local_llm, problem, frame):
     llm = make_llm_proposer(MODEL_ALIAS, base_url=local_llm.base_url, max_tokens=200, max_calls=4,
                             timeout_s=180, concurrency=1)
-    search = Search(problem, frame, SMALL, proposers=[(llm, 0.7), (OfflineProposer(), 0.3)])
+    # every reply waited for, so every call the LLM makes is on record when the run ends (with the
+    # default bounded wait, a reply still out when the run ends is dropped with its call's events)
+    every_reply = dataclasses.replace(SMALL, slow_proposer_wait=None)
+    search = Search(problem, frame, every_reply, proposers=[(llm, 0.7), (OfflineProposer(), 0.3)])
     events = run(search)
     final = search.finalize()
     search.close()
