@@ -1,0 +1,110 @@
+"""Which run to do next: candidate runs ranked by how much they would narrow the prediction a team
+cares about, per unit of cost.
+
+The uncertainty is an ensemble: the law's replicates (parameter uncertainty: the bootstrap's refits
+or the delta method's draws) and, when given, other laws that fit nearly as well (form
+uncertainty: the search's close finalists), each with its constants.  For a candidate run at ``x``
+and a target point ``t`` in the same group, one more observation at ``x`` with noise variance
+``s2`` narrows the variance of the prediction at ``t`` by (the linear-Gaussian update, as an
+ensemble Kalman filter makes it)
+
+    reduction(x, t) = Cov(f(t), f(x))**2 / (Var(f(x)) + s2)
+
+where ``f`` is the ensemble's prediction (its log for a positive target, where the fit lives).
+Candidates are ranked by the summed reduction over the target points divided by their cost
+(6·N·D by default: training FLOPs).  A run that narrows nothing (its prediction is already sure, or
+it does not co-vary with the target) scores zero whatever its cost.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from agent.errors import DataError
+from agent.expressions import Law
+from agent.fitting import predict
+from agent.problem import Table
+from agent.uncertainty import Bootstrap
+
+
+@dataclass(frozen=True)
+class Member:
+    """One member of the ensemble: a law and its constants per group."""
+
+    law: Law
+    constants: Mapping[str, Mapping[str, float]]
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    index: int              # row of the candidate table
+    score: float            # variance reduction per unit cost
+    reduction: float        # share of the target predictions' variance removed (0..1)
+    cost: float
+    explanation: str
+
+
+def ensemble(law: Law, replicates: Bootstrap, others: Sequence[Member] = ()) -> list[Member]:
+    """The law's replicates (parameter uncertainty) and ``others`` (form uncertainty) as one ensemble."""
+    return [Member(law, r) for r in replicates.replicates] + list(others)
+
+
+def suggest(members: Sequence[Member], candidates: Table, targets: Table, costs: np.ndarray, *,
+            noise: Sequence[float], log_space: Sequence[bool], describe: Callable[[int], str] | None = None,
+            top: int = 10) -> list[Suggestion]:
+    """Rank candidate runs (rows of ``candidates``) for narrowing the predictions at ``targets``.
+
+    ``noise``: per target column, the variance of one run's residual (in log space where
+    ``log_space``); ``costs``: one positive cost per candidate."""
+    if len(members) < 3:
+        raise DataError("ranking runs needs an ensemble of at least 3 laws or replicates")
+    costs = np.asarray(costs, dtype=float)
+    if costs.shape != (len(candidates),) or not np.all(np.isfinite(costs)) or np.any(costs <= 0):
+        raise DataError("every candidate run needs a positive, finite cost")
+    at_x = _ensemble_predictions(members, candidates, log_space)   # (members, candidates, targets)
+    at_t = _ensemble_predictions(members, targets, log_space)      # (members, target points, targets)
+    same_group = candidates.groups[:, None] == targets.groups[None, :]  # (candidates, target points)
+    dof = len(members) - 1
+    total = np.zeros(len(candidates))
+    prior = 0.0
+    for j, s2 in enumerate(noise):
+        x, t = _centred(at_x[:, :, j]), _centred(at_t[:, :, j])
+        cov = np.where(same_group, (x.T @ t) / dof, 0.0)        # Cov(f(x), f(t)): (candidates, target points)
+        var_x = np.sum(x * x, axis=0) / dof
+        total += np.sum(cov ** 2, axis=1) / (var_x + max(float(s2), 1e-12))
+        prior += float(np.sum(t * t) / dof)
+    reduction = total / prior if prior > 0 else np.zeros_like(total)
+    score = reduction / costs
+    order = np.argsort(-score, kind="stable")[:top]
+    describe = describe or (lambda i: f"candidate {i}")
+    return [Suggestion(int(i), float(score[i]), float(reduction[i]), float(costs[i]),
+                       f"{describe(int(i))}: narrows the target predictions' variance by {reduction[i]:.1%} "
+                       f"for cost {costs[i]:.3g} ({reduction[i] / costs[i] * costs.min():.2%} per cheapest-run cost)")
+            for i in order]
+
+
+def noise_of(replicates: Bootstrap) -> list[float]:
+    """Per target, the variance of one run's residual (log residuals for positive targets)."""
+    return [float(np.var(np.asarray(r))) if len(r) > 1 else 0.0 for r in replicates.residuals]
+
+
+def _ensemble_predictions(members: Sequence[Member], points: Table, log_space: Sequence[bool]) -> np.ndarray:
+    out = np.full((len(members), len(points), len(log_space)), np.nan)
+    for m, member in enumerate(members):
+        rows = np.flatnonzero(np.isin(points.groups, list(member.constants)))
+        if not len(rows):
+            continue
+        with np.errstate(all="ignore"):
+            values = predict(member.law, points.take(rows), member.constants, points.groups[rows])
+            for j, log in enumerate(log_space):
+                out[m, rows, j] = np.log(values[:, j]) if log else values[:, j]
+    return out
+
+
+def _centred(values: np.ndarray) -> np.ndarray:
+    """Deviations from the ensemble mean; members with no finite prediction count as no deviation."""
+    mean = np.nanmean(values, axis=0) if np.any(np.isfinite(values)) else np.zeros(values.shape[1])
+    dev = values - mean
+    return np.where(np.isfinite(dev), dev, 0.0)
