@@ -21,11 +21,12 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 
 from agent.errors import DataError
 from agent.expressions import Law
 from agent.fitting import predict
-from agent.problem import Table
+from agent.problem import Problem, Table, make_table
 from agent.uncertainty import Bootstrap
 
 
@@ -108,3 +109,40 @@ def _centred(values: np.ndarray) -> np.ndarray:
     mean = np.nanmean(values, axis=0) if np.any(np.isfinite(values)) else np.zeros(values.shape[1])
     dev = values - mean
     return np.where(np.isfinite(dev), dev, 0.0)
+
+
+def rank_runs(law: Law, replicates: Bootstrap, candidates: pd.DataFrame, targets: pd.DataFrame, *,
+              group: str | None = None, cost_inputs: Sequence[str] = (), cost_factor: float = 6.0,
+              top: int = 10) -> list[Suggestion]:
+    """:func:`suggest` over tables of points: each candidate's cost is its ``cost`` column when it has
+    one, else ``cost_factor`` times the product of ``cost_inputs`` (6·N·D: training FLOPs), else 1.
+    Points name their group in ``group`` (a law with one group needs none)."""
+    if not len(candidates) or not len(targets):
+        raise DataError("give at least one candidate run and one target point")
+    if "cost" in candidates.columns:
+        costs = pd.to_numeric(candidates["cost"], errors="coerce").to_numpy(float)
+    elif cost_inputs:
+        missing = [c for c in cost_inputs if c not in candidates.columns]
+        if missing:
+            raise DataError(f"the cost needs column(s) {', '.join(missing)} in every candidate run")
+        costs = cost_factor * np.prod(candidates[list(cost_inputs)].to_numpy(float), axis=1)
+    else:
+        costs = np.ones(len(candidates))
+    groups = sorted(replicates.replicates[0])
+
+    def table(points: pd.DataFrame) -> Table:
+        t = make_table(points, Problem(law.inputs, law.targets, group=group if group in points else None),
+                       require_targets=False)
+        if group in points:
+            return t
+        if len(groups) > 1:
+            raise DataError(f"the law has constants for {len(groups)} groups: give each point its {group or 'group'}")
+        return Table(t.X, t.y, np.full(len(t), groups[0], dtype=object))
+
+    def describe(i: int) -> str:
+        row = candidates.iloc[i]
+        return ", ".join(f"{c}={row[c]:.3g}" if isinstance(row[c], (int, float, np.number)) else f"{c}={row[c]}"
+                         for c in [*law.inputs, *([group] if group in candidates else [])])
+
+    return suggest(ensemble(law, replicates), table(candidates), table(targets), costs,
+                   noise=noise_of(replicates), log_space=replicates.log_space, describe=describe, top=top)

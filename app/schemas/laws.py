@@ -143,3 +143,33 @@ class ComparisonPublic(BaseModel):
     protocol: dict[str, Any]
     laws: list[LawScores]
     best: str | None = Field(description="the law with the higher validation R²")
+
+
+class SuggestCreate(RequestModel):
+    """Candidate runs to rank, and the points whose predictions they should make surer."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
+        "candidates": [{"N": 1e9, "D": 2e10}, {"N": 3e9, "D": 6e10}], "targets": [{"N": 7e10, "D": 1.4e12}]}]})
+
+    candidates: list[dict[str, Any]] = Field(min_length=1, max_length=2_000, description=(
+        "runs you could do next, each with the law's inputs (and its group); an optional 'cost' per run"))
+    targets: list[dict[str, Any]] = Field(min_length=1, max_length=100, description="where you need the prediction")
+    cost_inputs: list[str] | None = Field(None, max_length=10, description=(
+        "a run without 'cost' costs cost_factor times the product of these inputs; default: the run's axis"))
+    cost_factor: float = Field(6.0, gt=0, le=1e30)
+    top: int = Field(10, ge=1, le=100)
+
+
+class SuggestionPublic(BaseModel):
+    rank: int
+    point: dict[str, Any]
+    score: float = Field(description="the share of the target predictions' variance it removes, per unit cost")
+    reduction: float = Field(description="the share of the target predictions' variance it removes")
+    cost: float
+    explanation: str
+
+
+class SuggestPublic(BaseModel):
+    run_id: int
+    method: str
+    suggestions: list[SuggestionPublic]

@@ -79,6 +79,21 @@ def test_the_worker_stores_the_law_s_uncertainty_so_reads_never_recompute_it(cli
     assert row["loss_lo"] < row["loss"] < row["loss_hi"]
 
 
+def test_suggest_ranks_next_runs_in_the_target_s_group_and_explains_each(client, done_run):
+    candidates = [{"N": n, "group": g} for g in ("a", "b") for n in (3e8, 1e9, 3e9)]
+    r = client.post(f"/runs/{done_run['id']}/suggest", json={
+        "candidates": candidates, "targets": [{"N": 1e11, "group": "a"}], "cost_factor": 1.0, "top": 6})
+    assert r.status_code == 200, r.text
+    ranked = r.json()["suggestions"]
+    assert [s["rank"] for s in ranked] == [1, 2, 3, 4, 5, 6]
+    assert all(s["point"]["group"] == "a" for s in ranked[:3])  # another group's run teaches nothing here
+    assert all(s["reduction"] == 0 for s in ranked[3:])
+    assert ranked[0]["cost"] == ranked[0]["point"]["N"] and "narrows" in ranked[0]["explanation"]
+    bad = client.post(f"/runs/{done_run['id']}/suggest", json={"candidates": [{"N": 1e9}], "targets": [{"N": 1e11}]})
+    assert bad.status_code == 422 and "group" in bad.json()["detail"]
+    assert client.post("/runs/999/suggest", json={"candidates": [{"N": 1}], "targets": [{"N": 1}]}).status_code == 404
+
+
 @pytest.mark.parametrize("body, message", [
     ({"lines": ["loss = log(N - c)"], "constants": {"c": 10.0}, "points": [{"N": 100.0}, {"N": 5.0}]},
      "the prediction at point 2 is not finite: log of a non-positive value (log(N - c) with N - c = -5) at N=5"),

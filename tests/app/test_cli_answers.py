@@ -100,3 +100,18 @@ def test_discover_can_make_its_replicates_with_the_delta_method_in_seconds(saved
     assert lo < payload["constants"]["all_data"]["a"] < hi
     with pytest.raises(DataError, match="unknown uncertainty method 'laplace'"):
         bootstrap_payload(payload, Problem(("N", "D"), ("loss",)), train, 10, 0, "laplace")
+
+
+def test_suggest_ranks_candidate_runs_per_flop_and_needs_a_bootstrap(sld, saved_law, tmp_path):
+    plain, with_boot, _ = saved_law
+    candidates = tmp_path / "next.csv"
+    pd.DataFrame({"N": [1e8, 2e9, 2e9], "D": [2e9, 4e10, 2e9]}).to_csv(candidates, index=False)
+    r = sld("suggest", "--law", str(with_boot), "--csv", str(candidates), "--target", "N=7e10,D=1.4e12",
+            "--cost", "N,D", "--json")
+    assert r.exit_code == 0, r.stderr
+    ranked = json.loads(r.stdout)
+    assert sorted(s["row"] for s in ranked) == [1, 2, 3]
+    assert [s["cost"] for s in ranked if s["row"] == 2] == [6 * 2e9 * 4e10]
+    assert all(a["score"] >= b["score"] for a, b in zip(ranked, ranked[1:]))
+    missing = sld("suggest", "--law", str(plain), "--csv", str(candidates), "--target", "N=7e10,D=1.4e12")
+    assert missing.exit_code == 2 and "--bootstrap" in missing.stderr

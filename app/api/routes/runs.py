@@ -13,10 +13,13 @@ from app.api.deps import (
     CandidateId, DatasetIdQuery, EventIdQuery, PagingDep, ReadStorage, RunId, SettingsDep, WriteStorage,
 )
 from app.schemas.common import PagePublic
-from app.schemas.laws import BestLawPublic, CandidatePublic, ComparisonPublic, LawCreate
+from app.schemas.laws import (
+    BestLawPublic, CandidatePublic, ComparisonPublic, LawCreate, SuggestCreate, SuggestPublic,
+)
 from app.schemas.runs import EventPublic, RunCreate, RunPublic
 from app.services.laws import best_law
 from app.services.runspec import resolve_run_spec
+from app.services.suggest import suggest_next_runs
 from app.services.compare import comparison_inputs, run_comparison
 from app.services.compare_budget import check_posted_law, comparison_options
 
@@ -98,6 +101,12 @@ async def compare_with_human(run_id: RunId, request: Request, storage: ReadStora
                             f"POST a law to /runs/{run_id}/compare")
     human = {"name": "human", "lines": task.human_law["lines"], "constants": task.human_law.get("constants")}
     return await compare_run(request, storage, settings, run_id, human)
+
+
+@router.post("/{run_id}/suggest", response_model=SuggestPublic,
+             summary="Which runs to do next: candidates ranked by how much they narrow the target predictions, per cost")
+def suggest_runs(run_id: RunId, req: SuggestCreate, storage: ReadStorage) -> SuggestPublic:
+    return suggest_next_runs(storage, run_id, req)
 
 
 @router.post("/{run_id}/compare", response_model=ComparisonPublic,
