@@ -35,10 +35,12 @@ class SearchConfig:
     finalist_losses: tuple[str, ...] = ("auto",)  # each finalist is fitted with each; ("auto", "huber_log")
                                       # adds robust fits (on SLDBench a wash, and worse on Gaussian noise)
     finalist_fit: FitOptions = FINALIST_FIT
-    slow_proposer_wait: float | None = 0.5  # an LLM's replies are waited for at most this share of the last
-                                      # generation's evaluation time; later ones join a later generation.
-                                      # None: every reply joins the generation after it was asked (with a
-                                      # deterministic endpoint the same seed gives the same run), however slow
+    slow_proposer_wait: float | None = 0.1  # an LLM's replies are waited for at most this share of the last
+                                      # generation's evaluation time (0.1 of the search's working time over
+                                      # the run); later ones join a later generation, and the offline proposer
+                                      # makes the LLM's share meanwhile.  None: every reply joins the
+                                      # generation after it was asked (with a deterministic endpoint the same
+                                      # seed gives the same run), however slow
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -106,4 +106,4 @@ def test_with_a_bounded_wait_a_slow_endpoint_never_holds_the_search():
                                                                   seed=1, workers=1), timeout_s=40.0)
     assert final.lines and search.progress["candidates"] == 70
     assert server.calls >= 1 and not [c for c in search.candidates if c.proposer == "llm"]
-    assert search.mix.waited_seconds < 0.5 * search.elapsed + 1  # the bound: half of each generation's time
+    assert search.mix.waited_seconds < 0.1 * search.elapsed + 1  # the bound: a tenth of each generation's time

@@ -204,7 +204,7 @@ class SlowPartner(Proposer):
 def test_when_the_offline_proposer_runs_dry_slow_replies_are_waited_for_within_the_run_allowance(
         power_law_problem, power_law_data):
     """Nothing new offline and a reply 20 s away: the run ends as it would without the slow proposer
-    ("no new proposals"), having waited at most half its own working time, not for the reply."""
+    ("no new proposals"), having waited at most a tenth of its own working time, not for the reply."""
     config = SearchConfig(budget=400, seed=1, islands=2, children=4, work_budget=None, time_limit=None)
     search = Search(power_law_problem, power_law_data, config,
                     proposers=[(SlowPartner(delay=20.0), 0.5), (DryAfterSeeds(), 0.5)])
@@ -214,7 +214,7 @@ def test_when_the_offline_proposer_runs_dry_slow_replies_are_waited_for_within_t
         search.close()
     assert search.stop_reason == "no new proposals"
     working = search.elapsed - search.mix.waited_seconds
-    assert search.mix.waited_seconds <= 0.5 * working + 0.5
+    assert search.mix.waited_seconds <= 0.1 * working + 0.5
     assert not [c for c in search.candidates if c.proposer == "partner"]
 
 
