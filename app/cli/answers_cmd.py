@@ -39,6 +39,17 @@ def bootstrap_payload(payload: dict, problem: Problem, train: pd.DataFrame, n: i
             "constant_intervals": constant_intervals(boot, DEFAULT_LEVEL), "interval_level": DEFAULT_LEVEL}
 
 
+def load_law_json(law: Path) -> tuple[dict, FinalLaw]:
+    """(the JSON, the law) of a file written by ``sld discover --save``; DataError names what is wrong."""
+    if not law.is_file():
+        raise DataError(f"law file {str(law)!r} does not exist")
+    try:
+        payload = json.loads(law.read_text())
+        return payload, FinalLaw.from_dict(payload)
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise DataError(f"{law.name} is not a law JSON from `sld discover`: {exc}") from None
+
+
 def _stored_bootstrap(payload: dict, source: str) -> Bootstrap:
     if not payload.get("bootstrap"):
         raise DataError(f"{source} has no bootstrap: rerun `sld discover ... --bootstrap 100 --save {source}`")
@@ -74,13 +85,7 @@ def allocate_cmd(
 
     With a law saved with --bootstrap, each answer carries a 90 % interval.
     """
-    if not law.is_file():
-        raise DataError(f"law file {str(law)!r} does not exist")
-    try:
-        payload = json.loads(law.read_text())
-        final = FinalLaw.from_dict(payload)
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise DataError(f"{law.name} is not a law JSON from `sld discover`: {exc}") from None
+    payload, final = load_law_json(law)
     budgets = [_number(b, "--budget") for b in budget.split(",") if b.strip()]
     lo_hi = [_number(v, "--size-range") for v in size_range.split(",")]
     if len(lo_hi) != 2:

@@ -10,10 +10,9 @@ import typer
 from rich.console import Console
 
 from agent.errors import DataError
-from agent.search import FinalLaw
 from agent.suggest import rank_runs
 from app.cli import cli
-from app.cli.answers_cmd import _number, _stored_bootstrap
+from app.cli.answers_cmd import _number, _stored_bootstrap, load_law_json
 from app.discovery import read_csv
 
 
@@ -31,13 +30,7 @@ def suggest_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a list."),
 ):
     """Rank candidate runs by how much they narrow the prediction at the targets, per unit cost."""
-    if not law.is_file():
-        raise DataError(f"law file {str(law)!r} does not exist")
-    try:
-        payload = json.loads(law.read_text())
-        final = FinalLaw.from_dict(payload)
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise DataError(f"{law.name} is not a law JSON from `sld discover`: {exc}") from None
+    payload, final = load_law_json(law)
     boot = _stored_bootstrap(payload, str(law))
     candidates = read_csv(csv)
     targets = pd.DataFrame([_point(t, group) for t in target])
