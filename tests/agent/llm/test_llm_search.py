@@ -24,7 +24,7 @@ def run(search: Search) -> list[dict]:
 @pytest.mark.slow
 def test_a_search_mixing_smollm2_and_offline_completes_with_calls_and_rejections_on_record(
         local_llm, problem, frame):
-    llm = make_llm_proposer(MODEL_ALIAS, base_url=local_llm.base_url, max_tokens=200, max_calls=4,
+    llm = make_llm_proposer(MODEL_ALIAS, base_url=local_llm.base_url, max_tokens=200, max_calls=2,
                             timeout_s=180, concurrency=1)
     # every reply waited for, so every call the LLM makes is on record when the run ends (with the
     # default bounded wait, a reply still out when the run ends is dropped with its call's events)
@@ -34,7 +34,7 @@ def test_a_search_mixing_smollm2_and_offline_completes_with_calls_and_rejections
     final = search.finalize()
     search.close()
 
-    # four calls end the LLM's turns, not the run: the offline proposer takes them up
+    # two calls end the LLM's turns, not the run: the offline proposer takes them up
     assert final.lines and search.stop_reason in ("budget", "work budget", "no new proposals")
     calls = {e["call_id"]: e for e in events if e["type"] == "llm_call"}
     usage = llm.usage()
