@@ -7,6 +7,7 @@ and a law page reads the run, its rows and its lineage's candidates by id in one
 from __future__ import annotations
 
 import functools
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,15 +135,20 @@ def law_view(storage: BaseStorage, run_id: int, candidate_id: int | None = None,
 
 _KEPT = 16  # runs whose split rows or plots are kept in memory (a 100k-row dataset is a few MB)
 _CACHE: dict[tuple, Any] = {}
+_CACHE_LOCK = threading.Lock()  # pages are served from a thread pool
 
 
 def _cached(key: tuple, make):
     """``make()``, kept under ``key`` (which names the data's version) for the last ``_KEPT`` keys."""
-    if key not in _CACHE:
+    with _CACHE_LOCK:
+        if key in _CACHE:
+            return _CACHE[key]
+    value = make()  # outside the lock: two requests may both make it, and one result is kept
+    with _CACHE_LOCK:
         while len(_CACHE) >= _KEPT:
             _CACHE.pop(next(iter(_CACHE)))
-        _CACHE[key] = make()
-    return _CACHE[key]
+        _CACHE[key] = value
+    return value
 
 
 def _database(storage: BaseStorage) -> str:
