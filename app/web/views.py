@@ -63,7 +63,8 @@ def dataset_view(storage: BaseStorage, dataset_id: int, target: str | None = Non
     runs = list(storage.list_runs(dataset_id=dataset_id, limit=20).items)
     plot = None
     if target and x:
-        rows = storage.load_rows(dataset_id)
+        key = (_database(storage), "dataset", ds.id, ds.n_rows, ds.n_batches, ds.updated_at)
+        rows = _cached(key, lambda: storage.load_rows(dataset_id))  # not re-read on every page view
         plot = plots.dataset_plot(rows, target, x, group)
     return DatasetView(ds, numbers, texts, task, runs, target, x, group, plot)
 
