@@ -26,6 +26,7 @@ from typing import Any
 
 from agent.errors import SldError
 from agent.search import Search, report_on_test
+from agent.search.checkpoint import needs_candidates
 from agent.storage import BaseStorage, Checkpoint, RunLost, RunRecord, RunState
 from app.core.config import Settings, get_settings
 from app.schemas.runspec import RunSpec
@@ -116,7 +117,9 @@ class _RunExecution:
         if checkpoint is None:
             return Search(plan.problem, self.train, plan.config, proposers)
         log.info("run %s resumes from generation %s", self.run.id, checkpoint.generation)
-        return Search.from_state(plan.problem, self.train, checkpoint.state, plan.config, proposers)
+        n = needs_candidates(checkpoint.state)  # the checkpoint names them; the candidates table holds them
+        stored = None if n is None else self.storage.get_candidates(self.run.id, range(n))
+        return Search.from_state(plan.problem, self.train, checkpoint.state, plan.config, proposers, stored)
 
     def _loop(self, search: Search) -> None:
         while not search.done:

@@ -87,17 +87,22 @@ def unique(search: "Search", proposals, island=None, island_cycle=False) -> list
     """Drop proposals already seen (by canonical form); remember their island."""
     out = []
     for k, p in enumerate(proposals):
-        try:
-            law = parse_law(p.lines, search.problem.inputs, search.problem.targets)
-            key = law.canonical
-        except LawError:
-            key = "\n".join(p.lines)  # rejected later with its reason
+        key = dedup_key(search.problem, p.lines)
         if key in search.seen:
             continue
         search.seen.add(key)
         isl = (len(out) % search.config.islands) if island_cycle else island
         out.append(replace(p, meta={**dict(p.meta), "island": isl}))
     return out
+
+
+def dedup_key(problem, lines) -> str:
+    """A proposal's form, to drop one already seen (its lines when it does not parse: rejected later
+    with its reason)."""
+    try:
+        return parse_law(lines, problem.inputs, problem.targets).canonical
+    except LawError:
+        return "\n".join(lines)
 
 
 def proposal_context(search: "Search", island: int) -> ProposalContext:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -264,8 +265,11 @@ class Search:
 
     @classmethod
     def from_state(cls, problem: Problem, train_df: pd.DataFrame, state: dict,
-                   config: SearchConfig = SearchConfig(), proposers=None) -> "Search":
+                   config: SearchConfig = SearchConfig(), proposers=None,
+                   candidates: Sequence[Candidate] | None = None) -> "Search":
+        """A search resumed from ``state_dict()``; ``candidates``: the run's candidates so far (a
+        checkpoint names how many, ``checkpoint.needs_candidates``; storage holds them)."""
         checkpoint.check_version(state)
         search = cls(problem, train_df, config, proposers)
-        checkpoint.restore(search, state)
+        checkpoint.restore(search, state, candidates)
         return search

@@ -12,6 +12,15 @@ def _finite(x: float | None) -> float | None:
     return None if x is None or x != x or x in (float("inf"), float("-inf")) else x
 
 
+def finite_json(obj: Any) -> Any:
+    """``obj`` with every non-finite float as null (JSON has none; a fold's NMSE can be inf)."""
+    if isinstance(obj, dict):
+        return {k: finite_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite_json(v) for v in obj]
+    return _finite(obj) if isinstance(obj, float) else obj
+
+
 class CandidatePublic(BaseModel):
     id: int
     generation: int
@@ -37,7 +46,7 @@ class CandidatePublic(BaseModel):
                    status=c.status,
                    reason=c.reason, parent_ids=list(c.parent_ids), island=c.island, n_constants=c.n_constants,
                    complexity=c.complexity, score=_finite(c.score),
-                   validation={k: (_finite(v) if isinstance(v, float) else v) for k, v in c.validation.items()},
+                   validation=finite_json(c.validation),
                    constants=c.constants, seconds=c.seconds, meta=c.meta)
 
 

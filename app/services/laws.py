@@ -12,7 +12,7 @@ from agent.expressions import Law, parse_law
 from agent.fitting import predict as predict_rows
 from agent.problem import DEFAULT_GROUP, Problem, Table, make_table
 from agent.storage import BaseStorage, NotFoundError, RunRecord
-from app.schemas.laws import BestLawPublic, LineageStep, PredictCreate, PredictPublic
+from app.schemas.laws import BestLawPublic, LineageStep, PredictCreate, PredictPublic, finite_json
 from app.services.non_finite import explain_non_finite
 from app.services.uncertainty import constant_report, stored_replicates
 
@@ -51,7 +51,7 @@ def best_law(storage: BaseStorage, run: RunRecord) -> BestLawPublic:
         n = run.progress.get("candidates", 0)
         raise NotFoundError(f"run {run.id} has no fitted law yet (state {run.state.value}, {n} candidate(s) evaluated)")
     return _public(run, list(best.lines), best.constants, final=False, candidate_id=best.id, score=best.score,
-                   validation=best.validation, train={}, test=None, proposer=best.proposer,
+                   validation=finite_json(best.validation), train={}, test=None, proposer=best.proposer,
                    lineage=_stored_lineage(storage, run.id, best))
 
 

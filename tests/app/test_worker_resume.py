@@ -22,9 +22,9 @@ def spy_on_resume(monkeypatch):
     seen = []
     resume = Search.from_state.__func__
 
-    def spy(cls, problem, train_df, state, config, proposers=None):
+    def spy(cls, problem, train_df, state, config, proposers=None, candidates=None):
         seen.append(config)
-        return resume(cls, problem, train_df, state, config, proposers)
+        return resume(cls, problem, train_df, state, config, proposers, candidates)
 
     monkeypatch.setattr(Search, "from_state", classmethod(spy))
     return seen

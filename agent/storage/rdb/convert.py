@@ -82,21 +82,49 @@ def run_record(row: m.RunRow) -> RunRecord:
     )
 
 
+# A candidate's scores must come back exactly (a resumed run reloads its candidates from the table
+# and ranks them again); strict JSON has no inf or NaN, so in these fields they are spelled out.
+_EXACT_FIELDS = ("fit", "validation")
+_SPELLED = {"inf": float("inf"), "-inf": float("-inf"), "nan": float("nan")}
+
+
+def _spell_nonfinite(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _spell_nonfinite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_spell_nonfinite(v) for v in obj]
+    if isinstance(obj, (float, np.floating)) and not isinstance(obj, bool) and not math.isfinite(obj):
+        return "nan" if obj != obj else ("inf" if obj > 0 else "-inf")
+    return obj
+
+
+def _read_nonfinite(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _read_nonfinite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_read_nonfinite(v) for v in obj]
+    if isinstance(obj, str) and obj in _SPELLED:
+        return _SPELLED[obj]
+    return float("nan") if obj is None else obj  # rows stored before the spelling: null was non-finite
+
+
 def candidate_row(run_id: int, c: Candidate) -> dict[str, Any]:
+    d = c.to_dict()
+    for key in _EXACT_FIELDS:
+        d[key] = _spell_nonfinite(d[key])
     return {
         "run_id": run_id, "id": c.id, "generation": c.generation, "status": c.status,
         "proposer": c.proposer[:100], "score": finite_or_none(c.score),
         "r2": finite_or_none(c.validation.get("r2")), "n_constants": c.n_constants,
         "complexity": c.complexity, "seconds": float(c.seconds), "canonical": c.canonical,
-        "payload": jsonable(c.to_dict()),
+        "payload": jsonable(d),
     }
 
 
 def candidate(payload: dict[str, Any]) -> Candidate:
     d = dict(payload)
-    # Non-finite floats were stored as null; give scores back their floats.
-    for key in ("fit", "validation"):
-        d[key] = {k: (float("nan") if v is None else v) for k, v in (d.get(key) or {}).items()}
+    for key in _EXACT_FIELDS:
+        d[key] = {k: _read_nonfinite(v) for k, v in (d.get(key) or {}).items()}
     return Candidate.from_dict(d)
 
 

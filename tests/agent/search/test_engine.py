@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from agent.search import (BudgetExhausted, OfflineProposer, Proposal, Proposer, ProposerUnavailable, Search,
+from agent.errors import LawError
+from agent.search import (BudgetExhausted, Candidate, OfflineProposer, Proposal, Proposer, ProposerUnavailable, Search,
                           SearchConfig)
 from agent.search.library import PRIOR_SHAPES
 
@@ -38,10 +39,36 @@ def test_a_run_resumed_from_any_checkpoint_matches_the_uninterrupted_run(power_l
     first.step()
     first.step()
     state = json.loads(json.dumps(first.state_dict()))  # checkpoints are plain JSON
-    resumed = Search.from_state(power_law_problem, power_law_data, state, SMALL)
+    # the candidates come back from where the run stored them, as JSON too
+    stored = [Candidate.from_dict(json.loads(json.dumps(c.to_dict()))) for c in first.candidates]
+    resumed = Search.from_state(power_law_problem, power_law_data, state, SMALL, candidates=stored)
     resumed.run()
     assert lines_of(resumed) == lines_of(full)
     assert [c.id for c in resumed.candidates] == list(range(len(full.candidates)))
+
+    # a version 1 checkpoint, written before checkpoints named their candidates, held them all
+    old = {k: v for k, v in state.items() if k not in ("n_candidates", "seen_extra", "seen_absent")}
+    old.update(version=1, candidates=[c.to_dict() for c in first.candidates], seen=sorted(first.seen))
+    from_old = Search.from_state(power_law_problem, power_law_data, json.loads(json.dumps(old)), SMALL)
+    from_old.run()
+    assert lines_of(from_old) == lines_of(full)
+
+
+def test_a_checkpoint_names_the_candidates_instead_of_holding_them(power_law_problem, power_law_data):
+    search = Search(power_law_problem, power_law_data, dataclasses.replace(SMALL, budget=10_000, patience=None))
+    sizes = {}
+    for generation in range(1, 17):
+        search.step()
+        if generation in (2, 16):
+            sizes[generation] = (len(search.candidates), len(json.dumps(search.state_dict())))
+    search.close()
+    (n_early, early), (n_late, late) = sizes[2], sizes[16]
+    assert n_late > 2 * n_early, sizes  # the run grew ...
+    assert late < 1.3 * early, sizes  # ... and its checkpoint did not
+    state = search.state_dict()
+    assert "candidates" not in state and state["n_candidates"] == n_late
+    with pytest.raises(LawError, match="needs candidates"):
+        Search.from_state(power_law_problem, power_law_data, state, SMALL, candidates=search.candidates[:-1])
 
 
 def test_budget_counts_every_candidate_and_duplicates_are_never_evaluated(power_law_problem, power_law_data):

@@ -115,6 +115,23 @@ def test_candidates_come_back_as_they_were_stored(storage, dataset):
         storage.get_candidate(run.id, 99)
 
 
+def test_a_candidates_scores_come_back_exactly_even_when_not_finite(storage, dataset):
+    """A resumed run reloads its candidates from storage and ranks them again: a fold's NMSE of inf
+    must not come back as null or NaN."""
+    run = storage.create_run(dataset.id, {})
+    storage.claim_run("w", stale_after=60)
+    odd = Candidate(id=0, generation=0, lines=("loss = a * N ** b",), proposer="seed", status="ok", score=-1.5,
+                    validation={"r2": -2.0, "fold_nmse": [3.0, float("inf")], "fold_r2": [-2.0, float("-inf")],
+                                "disagreement": float("nan"), "folds_ordered": True},
+                    fit={"loss": float("inf"), "method": "log"})
+    storage.save_generation(run.id, "w", candidates=[odd], checkpoint=Checkpoint(run.id, 0, {}),
+                            progress={}, best_score=None)
+    back = storage.get_candidate(run.id, 0)
+    assert back.validation["fold_nmse"] == [3.0, float("inf")] and back.validation["fold_r2"][1] == float("-inf")
+    assert back.validation["disagreement"] != back.validation["disagreement"]  # NaN
+    assert back.fit == {"loss": float("inf"), "method": "log"} and back.validation["folds_ordered"] is True
+
+
 def test_the_leaderboard_sorts_pages_and_puts_rejected_laws_last(storage, dataset):
     run = storage.create_run(dataset.id, {})
     storage.claim_run("w", stale_after=60)
