@@ -14,7 +14,6 @@ from typing import Callable
 
 import pandas as pd
 
-from agent.defaults import DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, DEFAULT_WORK  # noqa: F401  (re-exported)
 from agent.errors import DataError
 from agent.expressions import parse_law
 from agent.problem import Problem, make_table

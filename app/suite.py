@@ -1,7 +1,7 @@
 """``sld bench --suite synthetic``: the search on problems whose truth is known, against textbook forms.
 
 Each problem is searched as ``sld discover --csv`` searches a user's table with the default
-options (imported from ``app.discovery``, never copied) but a quarter of the work budget, the refitted
+options (one ``agent.plan.DiscoveryRequest``, planned by ``plan_discovery`` as the CLI plans) but a quarter of the work budget, the refitted
 law is scored once on the test rows, and a few generic textbook forms are fitted the same way
 (``fit_law`` with the default ``FitOptions()``, as the final law is refitted) on all training
 rows and scored on the same test rows.  The best textbook form is picked on test, an oracle on
@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
+from dataclasses import replace
 from typing import Iterable
 
 import numpy as np
@@ -21,7 +22,8 @@ from agent.expressions import parse_law
 from agent.fitting import FitOptions, fit_law, predict
 from agent.problem import axis_values, make_table
 from agent.scoring import score
-from agent.search import FinalLaw, SearchConfig
+from agent.plan import DiscoveryRequest, plan_discovery
+from agent.search import FinalLaw
 from tasks.synthetic import SyntheticProblem
 from tasks.synthetic.common import scaled
 
@@ -32,16 +34,16 @@ DECADE_SPAN = 10.0    # an input enters the textbook forms as a power law when i
 SUITE_WORK_SHARE = 0.25  # of the default work budget: 48 problems at full effort take ~40 min on 2 cores
 
 
-def search_config(seed: int = 0, budget: int | None = None, work: float | None = None,
-                  time_limit: float | None = None, workers: int = 2) -> SearchConfig:
-    """The configuration ``sld discover`` builds from its default options, at a quarter of its work
-    budget unless ``work`` says otherwise (so the suite runs in under 15 minutes on 2 cores; pass
-    ``--work 400000`` for the full default effort).  None keeps a default, 0 = no limit."""
-    from app.discovery import DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, DEFAULT_WORK
-
-    return SearchConfig(budget=budget or DEFAULT_BUDGET, seed=seed, workers=workers,
-                        work_budget=DEFAULT_WORK * SUITE_WORK_SHARE if work is None else (work or None),
-                        time_limit=DEFAULT_TIME_LIMIT if time_limit is None else (time_limit or None))
+def search_request(problem: SyntheticProblem, seed: int = 0, budget: int | None = None, work: float | None = None,
+                   time_limit: float | None = None, workers: int = 2) -> DiscoveryRequest:
+    """What ``sld discover --csv`` asks for with the problem's columns, axis and cap and otherwise the
+    default options, at a quarter of the default work budget unless ``work`` says otherwise (so the
+    suite runs in under 15 minutes on 2 cores; pass ``--work 400000`` for the full default effort).
+    None keeps a default, 0 = no limit."""
+    base = DiscoveryRequest.for_problem(problem.problem)
+    return replace(base, seed=seed, workers=workers, budget=budget or base.budget,
+                   work_budget=base.work_budget * SUITE_WORK_SHARE if work is None else (work or None),
+                   time_limit=base.time_limit if time_limit is None else (time_limit or None))
 
 
 def textbook_forms(problem: SyntheticProblem) -> dict[str, tuple[str, ...]]:
@@ -114,8 +116,8 @@ def run_problem(problem: SyntheticProblem, *, seed: int = 0, budget: int | None 
     row = {"problem": problem.name, "family": problem.family, "r2": None, "nmse": math.inf,
            "err_at_largest": None, "n_constants": None, "complexity": None, "law": None, "error": None}
     try:
-        result = discover(problem.problem, problem.train,
-                          config=search_config(seed, budget, work, time_limit, workers), test=problem.test)
+        plan = plan_discovery(problem.train, search_request(problem, seed, budget, work, time_limit, workers))
+        result = discover(plan.problem, problem.train, config=plan.config, test=problem.test)
     except SldError as exc:  # a problem the search cannot handle loses; the suite goes on
         row["error"] = str(exc)
     else:

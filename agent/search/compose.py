@@ -7,7 +7,6 @@ constants are renamed per target so that no two lines share one.
 """
 from __future__ import annotations
 
-import numpy as np
 import sympy as sp
 
 from agent.errors import LawError

@@ -7,13 +7,12 @@ from pathlib import Path
 from typing import Optional
 
 import numpy as np
-import pandas as pd
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agent.defaults import DEFAULT_BUDGET, DEFAULT_CAP, DEFAULT_TIME_LIMIT, DEFAULT_WORK
-from agent.errors import DataError, SldError
+from agent.errors import DataError
 from agent.plan import DiscoveryRequest, plan_discovery
 from agent.search import FinalLaw
 from agent.search.proposers.mix import ProposerMix

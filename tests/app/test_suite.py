@@ -3,13 +3,16 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 import app.cli.suite_cmd
 from agent.expressions import parse_law
-from app.suite import error_at_largest, score_textbooks, search_config, summarize_suite, textbook_forms
+from agent.defaults import DEFAULT_WORK
+from agent.plan import DiscoveryRequest
+from app.suite import error_at_largest, score_textbooks, search_request, summarize_suite, textbook_forms
 from tasks.synthetic import get_problem
 
 RECORD_KEYS = {"problem", "family", "r2", "nmse", "err_at_largest", "best_textbook", "best_textbook_nmse", "ratio",
@@ -17,13 +20,13 @@ RECORD_KEYS = {"problem", "family", "r2", "nmse", "err_at_largest", "best_textbo
 
 
 def test_the_search_runs_with_the_defaults_of_sld_discover_at_a_quarter_of_its_work():
-    from app.discovery import DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, DEFAULT_WORK
-
-    config = search_config(seed=3)
-    assert (config.budget, config.work_budget, config.time_limit, config.seed) == (
-        DEFAULT_BUDGET, DEFAULT_WORK / 4, DEFAULT_TIME_LIMIT, 3)
-    assert search_config(work=DEFAULT_WORK).work_budget == DEFAULT_WORK  # the full effort on request
-    small = search_config(budget=30, work=20_000, time_limit=0, workers=1)
+    problem = get_problem("chinchilla_additive_01")
+    asked = search_request(problem, seed=3)
+    plain = DiscoveryRequest.for_problem(problem.problem)  # what sld discover asks with default options
+    assert replace(asked, work_budget=plain.work_budget, workers=plain.workers, seed=0) == plain
+    assert asked.work_budget == DEFAULT_WORK / 4 and asked.seed == 3
+    assert search_request(problem, work=DEFAULT_WORK).work_budget == DEFAULT_WORK  # the full effort on request
+    small = search_request(problem, budget=30, work=20_000, time_limit=0, workers=1)
     assert (small.budget, small.work_budget, small.time_limit, small.workers) == (30, 20_000, None, 1)
 
 
