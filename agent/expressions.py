@@ -56,6 +56,11 @@ def _max(*args):
     return functools.reduce(np.maximum, args)
 
 
+def _lambdify(names: Sequence[str], expr):
+    """The one place sympy becomes numpy: every function of ``ALLOWED_FUNCTIONS`` has its numpy twin."""
+    return sp.lambdify([sp.Symbol(n) for n in names], expr, modules=_NUMPY_MODULES, cse=True)
+
+
 _NUMPY_MODULES = [{"Min": _min, "Max": _max, "Abs": np.abs}, "numpy"]
 
 
@@ -93,18 +98,34 @@ class Law:
         free = {s.name for s in self.expressions[self.targets.index(target)].free_symbols}
         return tuple(c for c in self.constants if c in free)
 
+    # -- the compiled law: what fitting, probing and prediction call (compiled once, lazily) --------
+    def predictor(self, target: int):
+        """``f(*inputs, *constants)`` -> the prediction of target ``target`` (an index), vectorised
+        over rows; arguments in the order of ``inputs`` then ``constants``."""
+        return self._compiled[target]
+
+    def jacobian(self, target: int):
+        """``g(*inputs, *constants)`` -> d(prediction)/d(constant) for every constant, in order."""
+        return self._gradients[target]
+
+    def basis(self, target: int, linear: Sequence[str], nonlinear: Sequence[str]):
+        """For a prediction affine in the ``linear`` constants: ``b(*inputs, *nonlinear)`` -> the terms
+        [g0, d/dc1, ..., d/dck], so that prediction = g0 + sum c_i * term_i (variable projection)."""
+        expr = self.expressions[target]
+        lin = [sp.Symbol(c) for c in linear]
+        terms = [expr.xreplace({c: 0 for c in lin}), *(sp.diff(expr, c) for c in lin)]
+        return _lambdify([*self.inputs, *nonlinear], terms)
+
     @functools.cached_property
     def _compiled(self):
-        symbols = [sp.Symbol(n) for n in (*self.inputs, *self.constants)]
-        return [sp.lambdify(symbols, e, modules=_NUMPY_MODULES, cse=True) for e in self.expressions]
+        names = [*self.inputs, *self.constants]
+        return [_lambdify(names, e) for e in self.expressions]
 
     @functools.cached_property
     def _gradients(self):
-        """Per target: a function returning d(prediction)/d(constant) for every constant."""
-        symbols = [sp.Symbol(n) for n in (*self.inputs, *self.constants)]
+        names = [*self.inputs, *self.constants]
         consts = [sp.Symbol(c) for c in self.constants]
-        return [sp.lambdify(symbols, [sp.diff(e, c) for c in consts], modules=_NUMPY_MODULES, cse=True)
-                for e in self.expressions]
+        return [_lambdify(names, [sp.diff(e, c) for c in consts]) for e in self.expressions]
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -130,7 +151,8 @@ class Law:
             raise LawError(f"no value for constant {exc.args[0]!r}") from None
         out = np.empty((n, len(self.targets)))
         with np.errstate(all="ignore"):
-            for j, fn in enumerate(self._compiled):
+            for j in range(len(self.targets)):
+                fn = self.predictor(j)
                 out[:, j] = np.broadcast_to(np.asarray(fn(*args), dtype=float), (n,))
         return out
 

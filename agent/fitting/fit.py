@@ -140,7 +140,7 @@ class _Objective:
         self.scale = scale  # raw residuals are scaled per target (lsq, and the projected refinement)
         if loss != "lsq":
             self.log_y = np.log(self.y)
-        self.fns = [law._compiled[j] for j in block.target_index]
+        self.fns = [law.predictor(j) for j in block.target_index]
         self.work = 0.0
         self.inputs = [table.X[i] for i in law.inputs]
 
@@ -160,7 +160,7 @@ class _Objective:
         index = {c: k for k, c in enumerate(self.law.constants)}
         cols = []
         with np.errstate(all="ignore"):
-            grads = [self.law._gradients[j](*args) for j in self.block.target_index]
+            grads = [self.law.jacobian(j)(*args) for j in self.block.target_index]
             for name, pos in zip(names, positive):
                 k = index[name]
                 d = np.column_stack([np.broadcast_to(np.asarray(g[k], dtype=float), (n,)) for g in grads])

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from agent.expressions import _NUMPY_MODULES, Law
+from agent.expressions import Law
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def _analyse_cached(law: Law) -> tuple[Block, ...]:
             linear = _linear_constants(exprs[0], ordered)
         nonlinear = tuple(c for c in ordered if c not in linear)
         if linear:
-            basis = _compile_basis(exprs[0], law.inputs, linear, nonlinear)
+            basis = law.basis(min(idx), linear, nonlinear)
         positive = frozenset(c for c in nonlinear if any(_needs_positive(e, sp.Symbol(c)) for e in exprs))
         out.append(Block(tuple(sorted(idx)), ordered, linear, nonlinear, positive, basis))
     return tuple(out)
@@ -75,14 +75,6 @@ def _linear_constants(expr: sp.Expr, constants: tuple[str, ...]) -> tuple[str, .
             continue
         chosen.append(c)
     return tuple(s.name for s in chosen)
-
-
-def _compile_basis(expr, inputs, linear, nonlinear):
-    lin = [sp.Symbol(c) for c in linear]
-    g0 = expr.xreplace({c: 0 for c in lin})
-    terms = [g0, *(sp.diff(expr, c) for c in lin)]
-    args = [sp.Symbol(n) for n in (*inputs, *nonlinear)]
-    return sp.lambdify(args, terms, modules=_NUMPY_MODULES, cse=True)
 
 
 def _needs_positive(expr: sp.Expr, c: sp.Symbol) -> bool:

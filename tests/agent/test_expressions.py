@@ -190,3 +190,17 @@ def test_deep_nesting_is_refused_by_name_before_any_recursion_error():
         with pytest.raises(LawError, match="line 1: the expression is nested more than 100 levels deep"):
             parse(text, cap=None)
     assert parse("y = x + " + " + ".join(f"c{i}" for i in range(90)), cap=None).n_constants == 90
+
+
+def test_the_compiled_law_predicts_differentiates_and_splits_off_its_linear_constants():
+    law = parse_law("loss = E + A * N ** (-a)", ["N"], ["loss"])
+    assert law.constants == ("E", "A", "a")
+    N = np.array([1.0, 10.0, 100.0])
+    E, A, a = 1.5, 3.0, 0.4
+    assert np.allclose(law.predictor(0)(N, E, A, a), E + A * N ** -a)
+    dE, dA, da = law.jacobian(0)(N, E, A, a)
+    step = 1e-6
+    numeric = (law.predictor(0)(N, E, A, a + step) - law.predictor(0)(N, E, A, a - step)) / (2 * step)
+    assert np.allclose(dE, 1.0) and np.allclose(dA, N ** -a) and np.allclose(da, numeric)
+    g0, gE, gA = (np.broadcast_to(t, N.shape) for t in law.basis(0, ["E", "A"], ["a"])(N, a))
+    assert np.allclose(g0 + E * gE + A * gA, law.predictor(0)(N, E, A, a))  # affine in E and A
