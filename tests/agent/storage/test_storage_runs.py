@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import threading
-import time
+from datetime import timedelta
 
 import pandas as pd
 import pytest
 
 from agent.search.records import Candidate
 from agent.storage import Checkpoint, ConflictError, NotFoundError, RunLost, RunState
+from agent.storage.rdb import convert as cv
 
 
 @pytest.fixture
@@ -59,13 +60,14 @@ def test_concurrent_workers_claim_each_run_exactly_once(storage, dataset):
     assert storage.claim_run("late", stale_after=60) is None
 
 
-def test_a_stale_run_is_reclaimed_and_its_old_worker_can_write_nothing(storage, dataset):
+def test_a_stale_run_is_reclaimed_and_its_old_worker_can_write_nothing(storage, dataset, monkeypatch):
     run = storage.create_run(dataset.id, {})
     storage.claim_run("dead", stale_after=60)
     save(storage, run.id, "dead", [0, 1, 2], generation=0)
     assert storage.claim_run("other", stale_after=60) is None  # heartbeat still fresh
-    time.sleep(0.05)
-    resumed = storage.claim_run("other", stale_after=0.01)
+    later = cv.now() + timedelta(seconds=61)  # the storage's clock, moved on past the heartbeat's age limit
+    monkeypatch.setattr(cv, "now", lambda: later)
+    resumed = storage.claim_run("other", stale_after=60)
     assert (resumed.id, resumed.worker_id, resumed.attempts) == (run.id, "other", 2)
     assert storage.load_checkpoint(run.id).state == {"generation": 0, "ids": [0, 1, 2]}
     with pytest.raises(RunLost, match="owned by other, not dead"):
