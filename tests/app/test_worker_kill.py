@@ -2,12 +2,15 @@
 and the run ends with exactly the candidates of an uninterrupted run with the same seed."""
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 
+import psycopg
 import pytest
 
 from agent.storage import RunState
@@ -24,6 +27,23 @@ BUDGET = 45
 def comparable(candidates):
     """Everything but the wall-clock seconds each evaluation took."""
     return [{k: v for k, v in c.to_dict().items() if k != "seconds"} for c in candidates]
+
+
+@contextlib.contextmanager
+def run_row_locked(database_url: str, run_id: int):
+    """(state, generation) of a run, read under a lock that holds off every write to its row."""
+    if database_url.startswith("sqlite"):
+        con = sqlite3.connect(database_url.split(":///", 1)[1], isolation_level=None, timeout=30)
+        try:
+            con.execute("BEGIN IMMEDIATE")  # the database's write lock: a worker's save waits
+            yield con.execute("SELECT state, generation FROM runs WHERE id = ?", (run_id,)).fetchone()
+            con.execute("ROLLBACK")
+        finally:
+            con.close()
+    else:
+        with psycopg.connect(database_url.replace("postgresql+psycopg", "postgresql", 1)) as con:
+            yield con.execute("SELECT state, generation FROM runs WHERE id = %s FOR UPDATE", (run_id,)).fetchone()
+            con.rollback()
 
 
 def all_candidates(storage, run_id):
@@ -46,12 +66,14 @@ def test_a_killed_worker_is_replaced_and_the_run_ends_as_if_nothing_happened(sto
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            run = storage.get_run(victim.id)
-            if run.state is RunState.RUNNING and run.generation >= 1:
-                break
-            time.sleep(0.02)
-        first.send_signal(signal.SIGKILL)
-        first.wait(timeout=10)
+            # the worker is killed while the test holds the run's row: it cannot save another
+            # generation (or finish) between the look and the kill
+            with run_row_locked(database_url, victim.id) as (state, generation):
+                if state == RunState.RUNNING.value and generation >= 1:
+                    first.send_signal(signal.SIGKILL)
+                    first.wait(timeout=10)
+                    break
+            time.sleep(0.1)
     finally:
         if first.poll() is None:
             first.kill()
