@@ -5,7 +5,7 @@ import pytest
 from agent.problem import Problem
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")  # read only: a module shares it, and the runs made on it
 def power_law_data():
     """Two groups following L = E + A * N**-alpha with 0.2% noise; N spans 3 decades."""
     rng = np.random.default_rng(0)
@@ -17,6 +17,6 @@ def power_law_data():
     return pd.DataFrame(rows)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def power_law_problem():
     return Problem(("N",), ("loss",), group="group", axis=("N",), max_constants=4)

@@ -23,18 +23,26 @@ def searched(search):
     return [c for c in search.candidates if c.kind == "searched"]
 
 
-def test_the_same_seed_gives_the_same_candidates(power_law_problem, power_law_data):
-    a = Search(power_law_problem, power_law_data, SMALL)
-    a.run()
+@pytest.fixture(scope="module")
+def reference(power_law_problem, power_law_data):
+    """One finished run with SMALL, shared by the tests that compare another run with it."""
+    search = Search(power_law_problem, power_law_data, SMALL)
+    search.final = search.run()
+    search.close()
+    return search
+
+
+def test_the_same_seed_gives_the_same_candidates(power_law_problem, power_law_data, reference):
+    a = reference
     b = Search(power_law_problem, power_law_data, SMALL)
     b.run()
     assert lines_of(a) == lines_of(b)
     assert [c.score for c in a.candidates] == [c.score for c in b.candidates]
 
 
-def test_a_run_resumed_from_any_checkpoint_matches_the_uninterrupted_run(power_law_problem, power_law_data):
-    full = Search(power_law_problem, power_law_data, SMALL)
-    full.run()
+def test_a_run_resumed_from_any_checkpoint_matches_the_uninterrupted_run(power_law_problem, power_law_data,
+                                                                        reference):
+    full = reference
     first = Search(power_law_problem, power_law_data, SMALL)
     first.step()
     first.step()
@@ -82,10 +90,8 @@ def test_budget_counts_every_candidate_and_duplicates_are_never_evaluated(power_
     assert search.stop_reason == "budget"
 
 
-def test_before_reporting_the_best_laws_are_rescored_as_finalists_with_careful_fits(
-        power_law_problem, power_law_data):
-    search = Search(power_law_problem, power_law_data, SMALL)
-    final = search.run()
+def test_before_reporting_the_best_laws_are_rescored_as_finalists_with_careful_fits(reference):
+    search, final = reference, reference.final
     finalists = [c for c in search.candidates if c.kind == "finalist"]
     # the best distinct laws, plus the best seed of each literature form (see test_choice.py)
     assert 0 < len(finalists) <= SMALL.finalists + len(PRIOR_SHAPES)
@@ -165,9 +171,8 @@ def test_untrusted_proposals_are_parsed_never_run_and_rejections_keep_their_reas
     assert any(c.proposer == "hostile" and c.ok for c in search.candidates)
 
 
-def test_parallel_evaluation_gives_the_same_run_as_serial(power_law_problem, power_law_data):
-    serial = Search(power_law_problem, power_law_data, SMALL)
-    serial.run()
+def test_parallel_evaluation_gives_the_same_run_as_serial(power_law_problem, power_law_data, reference):
+    serial = reference
     parallel = Search(power_law_problem, power_law_data, SearchConfig(**{**SMALL.__dict__, "workers": 2}))
     try:
         parallel.run()
