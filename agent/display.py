@@ -30,7 +30,9 @@ def display_expressions(lines: str | Sequence[str]) -> dict[str, sp.Expr]:
 def law_mathml(lines: str | Sequence[str], targets: Sequence[str]) -> str:
     """Presentation MathML of a law's target lines (one row per target)."""
     shown = display_expressions(lines)
-    rows = [f"<mrow><mi>{escape(t)}</mi><mo>=</mo>{sp.mathml(shown[t], printer='presentation')}</mrow>"
+    # order="none": terms as the law writes them; sympy's canonical ordering would reorder them
+    # and is most of the cost (4.5 ms a law, 0.8 ms without: a leaderboard page shows 25)
+    rows = [f"<mrow><mi>{escape(t)}</mi><mo>=</mo>{sp.mathml(shown[t], printer='presentation', order='none')}</mrow>"
             for t in targets if t in shown]
     return '<math display="block">' + '<mspace linebreak="newline"/>'.join(rows) + "</math>"
 

@@ -26,3 +26,8 @@ def test_mathml_has_one_row_per_target_and_escapes_names():
 def test_anything_outside_the_law_grammar_is_refused(hostile):
     with pytest.raises(LawError):
         display_expressions(hostile)
+
+
+def test_terms_are_shown_in_the_order_the_law_writes_them():
+    shown = law_mathml("loss = E + A/N**a + B/D**b", ["loss"])
+    assert shown.index("<mi>E</mi>") < shown.index("<mi>A</mi>") < shown.index("<mi>B</mi>")
