@@ -77,19 +77,25 @@ def is_prior(candidate: Candidate) -> bool:
 
 
 def choose(candidates: Sequence[Candidate], margin: float, plain_loss: str, prefer_prior: bool = False,
-           score_of: Callable[[Candidate], float] | None = None) -> tuple[Candidate | None, list[Candidate]]:
+           score_of: Callable[[Candidate], float] | None = None,
+           error_of: Callable[[Candidate], float | None] | None = None) -> tuple[Candidate | None, list[Candidate]]:
     """The law to report and the finalists within the margin of the best (the close ones).
 
     Finalists are compared among themselves only: their careful fits make
     scores that the screening scores cannot be compared with.  ``score_of``
-    ranks them (default: the search's score).
+    ranks them (default: the search's score).  ``error_of``: the standard error
+    of a score; the margin is then at least the best finalist's (the
+    one-standard-error rule).
     """
     ok = [c for c in candidates if c.ok]
     finalists = [c for c in ok if c.finalist] or ok
     if not finalists:
         return None, []
     score = {c.id: (c.score if score_of is None else score_of(c)) for c in finalists}
-    top = max(score.values())
+    best = max(finalists, key=lambda c: (score[c.id], -c.id))
+    top = score[best.id]
+    if error_of is not None:
+        margin = max(margin, error_of(best) or 0.0)
     close = [c for c in finalists if score[c.id] >= top - margin]
 
     def order(c: Candidate):

@@ -30,7 +30,7 @@ from agent.search.population import Population
 from agent.search.proposers.base import Proposer
 from agent.search.proposers.mix import ProposerMix
 from agent.search.records import FINALIST, Candidate, Proposal
-from agent.search.selection import rescored
+from agent.search.selection import rescored, score_standard_error
 from agent.search.summary import summarize
 from agent.search.units import Units, check_columns
 
@@ -147,8 +147,12 @@ class Search:
             value = rescored(c.validation, c.complexity, sel, sel.final_disagreement_weight)
             return c.score if value is None else value
 
+        def error_of(c: Candidate) -> float | None:
+            ordered = sel.fold_weights != "uniform" and bool(c.validation.get("folds_ordered"))
+            return score_standard_error(c.validation, ordered)
+
         return choose(self.candidates, sel.parsimony_margin, resolve_loss("auto", self.table.y), sel.prefer_prior,
-                      score_of)
+                      score_of, error_of if sel.one_standard_error else None)
 
     def refine(self) -> list[Candidate]:
         """Re-score the best distinct laws as finalists, with careful fits and each loss (once per run).

@@ -76,7 +76,7 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int, options: FitOptions
                complexity=law.complexity)
     try:
         fold_r2, fold_nmse, target_nmse, first_fit, work, fits = [], [], [], None, COMPILE_WORK, []
-        plain_nmse = []
+        plain_nmse, fold_se = [], []
         for k, fold in enumerate(ctx.folds):
             fitted = fit_law(law, ctx.table.take(fold.fit), seed=seed + 7919 * k, options=options, warm=warm)
             work += fitted.work
@@ -91,6 +91,7 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int, options: FitOptions
             fold_nmse.append(_trimmed_nmse(val, pred, ctx.selection, s.nmse,
                                            trim_groups=not (k == 0 and fold.ordered)))
             target_nmse.append([score(val.y[:, j], pred[:, j]).nmse for j in range(pred.shape[1])])
+            fold_se.append(_standard_error_decades(val, pred))
             if first_fit is None:
                 first_fit, first_scores = fitted, s
         if len(fits) == 1 and ctx.probes is not None:
@@ -120,6 +121,7 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int, options: FitOptions
                     "implausibility": penalty, "disagreement": spread,
                     # the parts of the score, so a selection rule can be re-derived on a finished run
                     "fold_nmse": [float(v) for v in fold_nmse], "fold_nmse_untrimmed": [float(v) for v in plain_nmse],
+                    "fold_se": fold_se,
                     "folds_ordered": bool(all(f.ordered for f in ctx.folds)),
                     "target_decades": [float(np.average(np.log10(np.clip(col, 1e-8, 2.0)), weights=weights))
                                        for col in np.array(target_nmse).T]},
@@ -172,6 +174,26 @@ def _trimmed_nmse(val: Table, pred: np.ndarray, sel: Selection, nmse: float, tri
     per_row = per_row[_kept_rows(per_row, val.groups, group_trim)]
     drop = int(len(per_row) * sel.row_trim)
     return float(np.mean(np.sort(per_row)[:len(per_row) - drop]))
+
+
+def _standard_error_decades(val: Table, pred: np.ndarray) -> float | None:
+    """The standard error of a fold's log10 NMSE, from the spread of its rows' errors (decades).
+
+    A validation tail holds few rows, and its error is a mean over them: the
+    same law on another draw of the tail would score differently.  Rows of one
+    group share its extrapolation error, so with three groups or more the
+    group is the unit (the mean error of its rows), otherwise the row.
+    None when there are fewer than two units or no finite error.
+    """
+    var = val.y.var(axis=0)
+    with np.errstate(all="ignore"):
+        per_row = np.mean((val.y - pred) ** 2 / np.where(var > 0, var, 1.0), axis=1)
+    names = np.unique(val.groups)
+    units = np.array([per_row[val.groups == g].mean() for g in names]) if len(names) >= 3 else per_row
+    if len(units) < 2 or not np.all(np.isfinite(units)) or units.mean() <= 0:
+        return None
+    relative = units.std(ddof=1) / (units.mean() * np.sqrt(len(units)))
+    return float(np.log10(1.0 + relative))
 
 
 def _disagreement(law, fits, ctx: EvaluationContext) -> float | None:

@@ -32,6 +32,9 @@ class Selection:
     # finalist pools it penalised the true forms whose extra constants wobble between fold fits
     # (10 problems: 0 worse, 5 better, e.g. Kaplan's power sum 35x -> 0.99x the best textbook NMSE)
     final_disagreement_weight: float = 0.0
+    # the margin of the final choice is at least the standard error of the best finalist's score
+    # (the one-standard-error rule of model selection): a short, noisy tail cannot rank laws closer
+    one_standard_error: bool = True
 
 
 def fold_weights(n_folds: int, ordered: bool) -> np.ndarray:
@@ -61,3 +64,14 @@ def rescored(validation: dict, complexity: int, sel: Selection, disagreement_wei
     ordered = sel.fold_weights != "uniform" and bool(validation.get("folds_ordered"))
     return selection_score(validation["fold_nmse"], validation.get("disagreement"),
                            validation.get("implausibility", 0.0), complexity, ordered, sel, disagreement_weight)
+
+
+def score_standard_error(validation: dict, ordered: bool) -> float | None:
+    """The standard error of a selection score, in decades: the folds' errors as independent estimates
+    (``fold_se`` per fold, see ``agent.search.evaluate``) averaged with the score's fold weights."""
+    se = validation.get("fold_se")
+    if not se or any(v is None or not np.isfinite(v) for v in se):
+        return None
+    w = fold_weights(len(se), ordered)
+    w = w / w.sum()
+    return float(np.sqrt(np.sum((w * np.asarray(se, dtype=float)) ** 2)))

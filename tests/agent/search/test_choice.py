@@ -46,6 +46,19 @@ def test_preferring_the_prior_puts_literature_forms_first_among_close_finalists(
     assert choose([odd, chinchilla], margin=0.05, plain_loss="log", prefer_prior=True)[0] is chinchilla
 
 
+def test_the_margin_is_at_least_the_standard_error_of_the_best_finalists_score():
+    """The one-standard-error rule: a tail too noisy to rank two laws 0.3 decades apart does not."""
+    lucky = cand(0, score=2.0, complexity=30)
+    chinchilla = cand(1, score=1.7, complexity=15, shape="additive_power[N,D]")
+    noisy = {0: 0.4, 1: 0.1}
+    assert choose([lucky, chinchilla], margin=0.2, plain_loss="log", prefer_prior=True)[0] is lucky
+    assert choose([lucky, chinchilla], margin=0.2, plain_loss="log", prefer_prior=True,
+                  error_of=lambda c: noisy[c.id])[0] is chinchilla
+    steady = {0: 0.05, 1: 0.5}  # the best finalist's error counts, not the others'
+    assert choose([lucky, chinchilla], margin=0.2, plain_loss="log", prefer_prior=True,
+                  error_of=lambda c: steady[c.id])[0] is lucky
+
+
 def test_among_close_literature_forms_the_score_decides_not_the_count_of_constants():
     """Fewest constants first reported a bare power law where the data had an offset (suite, 48 problems)."""
     bare = cand(0, score=1.90, complexity=7, n_constants=2, shape="pure_power[N]")

@@ -7,7 +7,7 @@ import pandas as pd
 from agent.fitting import FitOptions
 from agent.problem import Problem, Table
 from agent.search import Search, SearchConfig
-from agent.search.evaluate import Selection, _trimmed_nmse, evaluate_lines
+from agent.search.evaluate import Selection, _standard_error_decades, _trimmed_nmse, evaluate_lines
 
 TRUE_FORM = ("loss = E + A*(N/1e7)**(-alpha)",)
 # a law that fits the range but whose extrapolation hinges on where the fit starts
@@ -172,3 +172,17 @@ def test_by_default_the_folds_spread_is_recorded_but_does_not_rank(power_law_pro
     out = evaluate_lines(FRAGILE_FORM, ctx, seed=0)
     assert out["validation"]["disagreement"] > 0
     assert out["score"] == rescored(out["validation"], out["complexity"], ctx.selection, 0.0)
+
+
+def test_a_folds_standard_error_comes_from_the_spread_of_its_rows_or_of_its_groups():
+    y = np.linspace(1.0, 3.0, 20)[:, None]
+    one_group = np.full(20, "all", dtype=object)
+    even = _standard_error_decades(Table({"x": np.ones(20)}, y, one_group), y + 0.1)
+    one_row_off = np.where(np.arange(20)[:, None] == 0, y + 2.0, y + 0.1)
+    uneven = _standard_error_decades(Table({"x": np.ones(20)}, y, one_group), one_row_off)
+    assert even == 0.0 and uneven > 0.15  # one row carries the error: the mean is a shaky estimate
+    # with three groups or more, a group is the unit: rows of one group share its extrapolation error
+    groups = np.repeat(["a", "b", "c", "d"], 5).astype(object)
+    per_group = _standard_error_decades(Table({"x": np.ones(20)}, y, groups), one_row_off)
+    assert per_group > uneven
+    assert _standard_error_decades(Table({"x": np.ones(1)}, y[:1], one_group[:1]), y[:1] + 1) is None
