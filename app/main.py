@@ -11,6 +11,7 @@ from anyio import CapacityLimiter
 from fastapi import FastAPI
 
 from agent.storage import BaseStorage
+from app.api.reads import ReadCache
 from app.api.routes import datasets, health, predict, runs, tasks
 from app.core import errors, origins
 from app.core.config import Settings, get_settings
@@ -50,6 +51,7 @@ def create_app(settings: Settings | None = None, storage: BaseStorage | None = N
     app = FastAPI(title="sld", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
     app.state.settings = settings
     app.state.compare_limiter = CapacityLimiter(settings.compare_concurrency)
+    app.state.read_cache = ReadCache()
     if storage is not None:
         app.state.storage = storage
     errors.install(app)

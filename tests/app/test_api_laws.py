@@ -79,6 +79,29 @@ def test_the_worker_stores_the_law_s_uncertainty_so_reads_never_recompute_it(cli
     assert row["loss_lo"] < row["loss"] < row["loss_hi"]
 
 
+def test_a_finished_runs_best_law_is_built_once_and_revalidated_by_etag(client, done_run, monkeypatch):
+    first = client.get(f"/runs/{done_run['id']}/best")
+    etag = first.headers["etag"]
+    assert first.status_code == 200 and etag.startswith('W/"')
+
+    import app.api.routes.datasets as dataset_routes
+    import app.api.routes.runs as run_routes
+
+    def no_rebuild(*args, **kwargs):
+        raise AssertionError("a finished run's best law is served from what was built, not rebuilt")
+
+    monkeypatch.setattr(run_routes, "best_law", no_rebuild)
+    monkeypatch.setattr(dataset_routes, "best_law", no_rebuild)
+    again = client.get(f"/runs/{done_run['id']}/best")
+    assert again.status_code == 200 and again.content == first.content and again.headers["etag"] == etag
+    by_dataset = client.get(f"/datasets/{done_run['dataset_id']}/best-law")
+    assert by_dataset.content == first.content  # the same run, the same bytes
+    unchanged = client.get(f"/runs/{done_run['id']}/best", headers={"If-None-Match": etag})
+    assert unchanged.status_code == 304 and unchanged.content == b""
+    run = client.get(f"/runs/{done_run['id']}")
+    assert client.get(f"/runs/{done_run['id']}", headers={"If-None-Match": run.headers["etag"]}).status_code == 304
+
+
 def test_suggest_ranks_next_runs_in_the_target_s_group_and_explains_each(client, done_run):
     candidates = [{"N": n, "group": g} for g in ("a", "b") for n in (3e8, 1e9, 3e9)]
     r = client.post(f"/runs/{done_run['id']}/suggest", json={

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from anyio import CapacityLimiter
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from agent.errors import DataError
@@ -12,6 +12,7 @@ from agent.storage import CANDIDATE_ORDERS, NotFoundError, RunState
 from app.api.deps import (
     CandidateId, DatasetIdQuery, EventIdQuery, PagingDep, ReadStorage, RunId, SettingsDep, WriteStorage,
 )
+from app.api.reads import cached_read, fresh_read, run_version
 from app.schemas.common import PagePublic
 from app.schemas.laws import (
     BestLawPublic, CandidatePublic, ComparisonPublic, LawCreate, SuggestCreate, SuggestPublic,
@@ -44,8 +45,8 @@ def list_runs(storage: ReadStorage, paging: PagingDep, dataset_id: DatasetIdQuer
 
 @router.get("/{run_id}", response_model=RunPublic,
             summary="A run: state and progress (candidates evaluated, best validation score, elapsed)")
-def get_run(run_id: RunId, storage: ReadStorage) -> RunPublic:
-    return RunPublic.of(storage.get_run(run_id))
+def get_run(run_id: RunId, request: Request, storage: ReadStorage) -> Response:
+    return fresh_read(request, RunPublic.of(storage.get_run(run_id)))
 
 
 @router.post("/{run_id}/cancel", response_model=RunPublic,
@@ -83,8 +84,9 @@ def get_candidate(run_id: RunId, candidate_id: CandidateId, storage: ReadStorage
 
 @router.get("/{run_id}/best", response_model=BestLawPublic,
             summary="The run's best law: formula (text, LaTeX, sympy), constants per group, scores, lineage")
-def run_best(run_id: RunId, storage: ReadStorage) -> BestLawPublic:
-    return best_law(storage, storage.get_run(run_id))
+def run_best(run_id: RunId, request: Request, storage: ReadStorage) -> Response:
+    run = storage.get_run(run_id)
+    return cached_read(request, ("best", run_version(run)), lambda: best_law(storage, run))
 
 
 @router.get("/{run_id}/compare", response_model=ComparisonPublic,
