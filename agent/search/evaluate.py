@@ -192,8 +192,9 @@ def _standard_error_decades(val: Table, pred: np.ndarray) -> float | None:
     units = np.array([per_row[val.groups == g].mean() for g in names]) if len(names) >= 3 else per_row
     if len(units) < 2 or not np.all(np.isfinite(units)) or units.mean() <= 0:
         return None
-    relative = units.std(ddof=1) / (units.mean() * np.sqrt(len(units)))
-    return float(np.log10(1.0 + relative))
+    with np.errstate(all="ignore"):  # errors near the float limit: no usable estimate
+        relative = units.std(ddof=1) / (units.mean() * np.sqrt(len(units)))
+    return float(np.log10(1.0 + relative)) if np.isfinite(relative) else None
 
 
 def _disagreement(law, fits, ctx: EvaluationContext) -> float | None:
