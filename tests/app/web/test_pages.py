@@ -47,6 +47,15 @@ def test_a_bad_csv_is_refused_on_a_page_that_says_why(client):
     assert client.get("/datasets").json()["total"] == 0  # nothing half-written
 
 
+def test_an_upload_over_the_size_limit_is_refused_on_a_page_naming_the_limit(client):
+    big = b"N,loss\n" + b"1000000,2.5\n" * 20_000  # over the test app's 100,000 bytes
+    r = client.post("/ui/datasets", files={"file": ("big.csv", big, "text/csv")})
+    assert r.status_code == 413 and r.headers["content-type"].startswith("text/html")
+    assert "<title>Upload too large - sld</title>" in r.text and "100000 bytes" in r.text
+    assert client.post("/datasets", content=big).headers["content-type"] == "application/json"  # the API: JSON
+    assert client.get("/datasets").json()["total"] == 0
+
+
 def test_a_run_started_from_the_form_runs_with_what_was_ticked(client, worker, dataset_id):
     r = client.post(f"/ui/datasets/{dataset_id}/runs", data={
         "inputs": ["N"], "targets": ["loss"], "group": "group", "max_constants": "4", "budget": "12", "seed": "0"},
