@@ -6,7 +6,7 @@
 from agent.storage.base import CANDIDATE_ORDERS, BaseStorage
 from agent.storage.errors import ConflictError, NotFoundError, RunLost, SchemaOutdated
 from agent.storage.records import (
-    TOKEN_SCOPES, CandidatePoint, Checkpoint, ColumnInfo, DatasetRecord, Page, RunEvent, RunRecord, RunState, TaskSpecRecord,
+    TOKEN_SCOPES, CandidatePoint, Checkpoint, ColumnInfo, ComparisonRecord, DatasetRecord, Page, RunEvent, RunRecord, RunState, TaskSpecRecord,
     TokenRecord,
 )
 
@@ -18,7 +18,7 @@ def get_storage(url: str, **kwargs) -> BaseStorage:
 
 
 __all__ = [
-    "BaseStorage", "CANDIDATE_ORDERS", "CandidatePoint", "Checkpoint", "ColumnInfo", "ConflictError", "DatasetRecord",
+    "BaseStorage", "CANDIDATE_ORDERS", "CandidatePoint", "Checkpoint", "ColumnInfo", "ComparisonRecord", "ConflictError", "DatasetRecord",
     "NotFoundError", "Page", "RunEvent", "RunLost", "RunRecord", "RunState", "SchemaOutdated",
     "TOKEN_SCOPES", "TaskSpecRecord", "TokenRecord", "get_storage",
 ]

@@ -14,7 +14,8 @@ import pandas as pd
 
 from agent.search.records import Candidate
 from agent.storage.records import (
-    CandidatePoint, Checkpoint, DatasetRecord, Page, RunEvent, RunRecord, RunState, TaskSpecRecord, TokenRecord,
+    CandidatePoint, Checkpoint, ComparisonRecord, DatasetRecord, Page, RunEvent, RunRecord, RunState, TaskSpecRecord,
+    TokenRecord,
 )
 
 CANDIDATE_ORDERS = ("score", "r2", "id", "generation", "n_constants", "complexity", "seconds")
@@ -163,6 +164,24 @@ class BaseStorage(abc.ABC):
     def list_events(self, run_id: int, *, after_id: int = 0, limit: int = 100,
                     newest_first: bool = False) -> list[RunEvent]:
         """Events in order (the newest first when asked), after the given event id."""
+
+    # -- comparisons (queued by the API, fitted by workers) ----------------------------------
+    @abc.abstractmethod
+    def create_comparison(self, run_id: int, law: Mapping[str, Any]) -> ComparisonRecord:
+        """Queue a comparison of the run's law with ``law`` ({"name", "lines"})."""
+
+    @abc.abstractmethod
+    def get_comparison(self, run_id: int, comparison_id: int) -> ComparisonRecord:
+        """One comparison of a run; NotFoundError names what is missing."""
+
+    @abc.abstractmethod
+    def claim_comparison(self, worker_id: str, *, stale_after: float) -> ComparisonRecord | None:
+        """The oldest queued comparison (or one whose worker went silent), now owned by ``worker_id``."""
+
+    @abc.abstractmethod
+    def finish_comparison(self, comparison_id: int, worker_id: str, *, result: Mapping[str, Any] | None = None,
+                          error: str | None = None) -> ComparisonRecord | None:
+        """Store its result or error; None when the worker no longer owns it."""
 
     # -- API tokens (operator level: no tenant restriction) ----------------------------------
     @abc.abstractmethod

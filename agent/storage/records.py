@@ -115,6 +115,34 @@ class TokenRecord:
         return self.revoked_at is None
 
 
+COMPARISON_STATES = ("queued", "running", "done", "failed")
+
+
+@dataclass(frozen=True)
+class ComparisonRecord:
+    """A run's law compared with another law: queued by the API, fitted by a worker.
+
+    ``law``: the other law ({"name", "lines"}); ``result``: the comparison once done;
+    ``error``: why it failed (a law that cannot be fitted, a run too large).
+    """
+
+    id: int
+    run_id: int
+    state: str  # one of COMPARISON_STATES
+    law: dict[str, Any]
+    created_at: datetime
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    worker_id: str | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    tenant: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.state in ("done", "failed")
+
+
 @dataclass(frozen=True)
 class RunEvent:
     id: int

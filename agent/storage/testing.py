@@ -15,8 +15,8 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 POSTGRES_ENV = "SLD_TEST_POSTGRES_URL"
-TABLES = ("run_events", "run_checkpoints", "candidates", "task_specs", "runs", "dataset_batches", "datasets",
-          "api_tokens")
+TABLES = ("comparisons", "run_events", "run_checkpoints", "candidates", "task_specs", "runs", "dataset_batches",
+          "datasets", "api_tokens")
 
 
 def postgres_url() -> str | None:

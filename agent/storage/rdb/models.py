@@ -143,6 +143,25 @@ class EventRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime)
 
 
+class ComparisonRow(Base):
+    """A comparison of a run's law with another law, queued for a worker (see ``comparisons.py``)."""
+
+    __tablename__ = "comparisons"
+    __table_args__ = (Index("ix_comparisons_state_started", "state", "started_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    state: Mapped[str] = mapped_column(String(16))
+    law: Mapped[Any] = mapped_column(Json)
+    result: Mapped[Any | None] = mapped_column(Json, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    worker_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    tenant: Mapped[str | None] = mapped_column(Tenant, nullable=True)  # the run's
+
+
 class ApiTokenRow(Base):
     """An API token: the SHA-256 of its secret (the secret itself is shown once and never stored)."""
 

@@ -1,7 +1,7 @@
 """The RDB storage: SQLAlchemy 2.0 on SQLite (default) or PostgreSQL (many workers).
 
 Every public method is one transaction.  Datasets and task specs are here; runs,
-candidates and events in ``runs.py``; API tokens in ``tokens.py``.  A tenant's view
+candidates and events in ``runs.py``; comparisons in ``comparisons.py``; API tokens in ``tokens.py``.  A tenant's view
 (``for_tenant``) adds its condition to every query that finds a dataset or a run, in the
 same transaction as the work, so a check and the action it guards cannot drift apart.
 """
@@ -20,6 +20,7 @@ from agent.storage.base import BaseStorage
 from agent.storage.errors import ConflictError, NotFoundError
 from agent.storage.rdb import convert as cv
 from agent.storage.rdb import models as m
+from agent.storage.rdb.comparisons import ComparisonVerbs
 from agent.storage.rdb.engine import WRITE_OPTION, make_engine
 from agent.storage.rdb.runs import RunVerbs, paging
 from agent.storage.rdb.schema import ensure_schema
@@ -29,7 +30,7 @@ from agent.storage.records import DatasetRecord, Page, RunState, TaskSpecRecord
 ACTIVE = (RunState.QUEUED.value, RunState.RUNNING.value)
 
 
-class RDBStorage(RunVerbs, TokenVerbs, BaseStorage):
+class RDBStorage(RunVerbs, ComparisonVerbs, TokenVerbs, BaseStorage):
     """``RDBStorage("sqlite:///./sld.db")`` or ``RDBStorage("postgresql+psycopg://...")``.
 
     An empty database gets the schema (Alembic ``upgrade head``); an older one

@@ -39,7 +39,7 @@ def test_upgrading_from_0001_keeps_datasets_runs_and_task_specs_in_the_local_ten
                           "VALUES ('toy', 1, '{\"inputs\": [\"N\"]}', '2026-01-01')"))
         conn.execute(text("INSERT INTO runs (dataset_id, state, spec, progress, generation, cancel_requested, "
                           "attempts, created_at) VALUES (1, 'done', '{}', '{}', 0, false, 1, '2026-01-01')"))
-    with pytest.raises(SchemaOutdated, match="needs 0002: run `sld db upgrade`"):
+    with pytest.raises(SchemaOutdated, match=f"needs {migrations.head_revision()}: run `sld db upgrade`"):
         RDBStorage(empty_database, create_schema=False)
     migrations.upgrade(empty_database)
     storage = RDBStorage(empty_database, create_schema=False)
