@@ -30,6 +30,7 @@ from agent.search.checkpoint import needs_candidates
 from agent.storage import BaseStorage, Checkpoint, RunLost, RunRecord, RunState
 from app.core.config import Settings, get_settings
 from app.schemas.runspec import RunSpec
+from app.services.compare_jobs import serve_comparisons
 from app.worker_faults import DATABASE_UNAVAILABLE, Backoff, die_with_parent, one_line
 
 log = logging.getLogger("sld.worker")
@@ -70,6 +71,8 @@ class Worker:
         return done
 
     def run_once(self) -> RunRecord | None:
+        """Answer the queued comparisons, then claim and execute one run (None when none is queued)."""
+        serve_comparisons(self.storage, self.settings, self.worker_id)
         run = self.storage.claim_run(self.worker_id, stale_after=self.settings.stale_after)
         if run is None:
             return None
@@ -140,6 +143,8 @@ class _RunExecution:
                 events=search.drain_events())
             if saved.cancel_requested:
                 self.cancelled.set()
+            # comparisons are short and bounded: answered between generations, not after the run
+            serve_comparisons(self.storage, self.worker.settings, self.wid)
         # a cancel seen while the last generation ran still counts (and skips the final refit)
         self._finish(search, RunState.CANCELLED if self.cancelled.is_set() else RunState.DONE)
 

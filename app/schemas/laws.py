@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -152,6 +153,28 @@ class ComparisonPublic(BaseModel):
     protocol: dict[str, Any]
     laws: list[LawScores]
     best: str | None = Field(description="the law with the higher validation R²")
+
+
+class ComparisonJobPublic(BaseModel):
+    """A comparison with a posted law: queued by the API, fitted by a worker (poll ``url``)."""
+
+    id: int
+    run_id: int
+    state: Literal["queued", "running", "done", "failed"]
+    law: dict[str, Any] = Field(description="the posted law: name and lines")
+    url: str = Field(description="where to read it until it is done")
+    created_at: datetime
+    finished_at: datetime | None = None
+    error: str | None = Field(None, description="why it failed: a law that cannot be fitted, a run too large")
+    result: ComparisonPublic | None = Field(None, description="the comparison, once done")
+
+    @classmethod
+    def of(cls, job) -> "ComparisonJobPublic":
+        law = {"name": job.law.get("name"), "lines": list(job.law.get("lines") or [])}
+        result = ComparisonPublic(run_id=job.run_id, **job.result) if job.result else None
+        return cls(id=job.id, run_id=job.run_id, state=job.state, law=law,
+                   url=f"/runs/{job.run_id}/comparisons/{job.id}", created_at=job.created_at,
+                   finished_at=job.finished_at, error=job.error, result=result)
 
 
 class SuggestCreate(RequestModel):

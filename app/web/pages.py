@@ -20,7 +20,7 @@ from starlette.concurrency import run_in_threadpool
 from agent.errors import DataError
 from agent.storage import CANDIDATE_ORDERS, NotFoundError
 from app.api.deps import (
-    AdminStorage, CandidateId, DatasetId, ReadStorage, RunId, SettingsDep, TaskName, WriteStorage,
+    AdminStorage, CandidateId, ComparisonId, DatasetId, ReadStorage, RunId, SettingsDep, TaskName, WriteStorage,
 )
 from app.api.auth import SESSION_COOKIE
 from app.api.routes.runs import compare_run
@@ -30,6 +30,7 @@ from app.schemas.laws import ComparisonPublic, LawCreate, PredictCreate
 from app.schemas.runs import RunCreate
 from app.services import laws as law_service
 from app.services import rows as parse
+from app.services.compare_jobs import queue_comparison
 from app.services.runspec import resolve_run_spec
 from app.services.task_import import import_task
 from app.web import views
@@ -222,7 +223,8 @@ def compare_page(request: Request, run_id: RunId, storage: ReadStorage) -> HTMLR
 @router.post("/ui/runs/{run_id}/compare", response_class=HTMLResponse)
 async def compare(request: Request, run_id: RunId, storage: ReadStorage, settings: SettingsDep) -> HTMLResponse:
     """The run's law against the human law (``which=human``) or a typed one, under the run's protocol:
-    the scores and both curves (an htmx fragment).  Fitting runs in the API's bounded comparison pool."""
+    the scores and both curves (an htmx fragment).  A typed law is queued for a worker and the
+    fragment polls until it is fitted; the human law's comparison is the one stored at the run's end."""
     form = await request.form()
     if form.get("which") == "human":
         run = await run_in_threadpool(storage.get_run, run_id)
@@ -241,8 +243,22 @@ async def compare(request: Request, run_id: RunId, storage: ReadStorage, setting
             raise DataError("type a law to compare with, one line per target (e.g. loss = E + A*N**(-a))")
         law = _checked(LawCreate, {"name": str(form.get("name") or "yours")[:100], "lines": text.splitlines()})
         lines = [law.lines] if isinstance(law.lines, str) else law.lines
-        result = await compare_run(request, storage, settings, run_id, {"name": law.name, "lines": lines},
-                                   posted=True)
+        job = await run_in_threadpool(queue_comparison, storage, settings, run_id, {"name": law.name, "lines": lines})
+        return page(request, "_comparison_pending.html", job=job)
+    return await _comparison_fragment(request, storage, run_id, result)
+
+
+@router.get("/ui/runs/{run_id}/comparisons/{comparison_id}", response_class=HTMLResponse)
+async def comparison(request: Request, run_id: RunId, comparison_id: ComparisonId,
+                     storage: ReadStorage) -> HTMLResponse:
+    """A queued comparison: still pending (the fragment polls again), failed with its reason, or done."""
+    job = await run_in_threadpool(storage.get_comparison, run_id, comparison_id)
+    if not job.finished or job.error:
+        return page(request, "_comparison_pending.html", job=job)
+    return await _comparison_fragment(request, storage, run_id, ComparisonPublic(run_id=run_id, **job.result))
+
+
+async def _comparison_fragment(request: Request, storage, run_id: int, result: ComparisonPublic) -> HTMLResponse:
     fitted = [(s.name, s.lines, s.constants) for s in result.laws if s.constants]
     chart = await run_in_threadpool(views.comparison_plot, storage, run_id, fitted) if fitted else None
     return page(request, "_comparison.html", result=result, comparison_plot=chart)

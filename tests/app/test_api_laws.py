@@ -152,10 +152,20 @@ def test_predicting_with_unknown_runs_or_candidates_is_404(client, done_run):
     assert r.status_code == 404 and r.json()["detail"] == f"run {done_run['id']} has no candidate 999"
 
 
-def test_a_posted_law_is_compared_with_the_same_protocol(client, done_run):
-    r = client.post(f"/runs/{done_run['id']}/compare", json={"name": "textbook", "lines": TRUE_LINES})
-    assert r.status_code == 200, r.text
-    cmp = r.json()
+def compared(client, worker, run_id, law):
+    """Post a law, let a worker fit the queued comparison, read it back."""
+    r = client.post(f"/runs/{run_id}/compare", json=law)
+    assert r.status_code == 202, r.text
+    job = r.json()
+    assert job["state"] == "queued" and job["result"] is None and job["url"] == f"/runs/{run_id}/comparisons/{job['id']}"
+    worker.run_once()  # a worker answers queued comparisons before it looks for runs
+    return client.get(job["url"]).json()
+
+
+def test_a_posted_law_is_queued_then_compared_by_a_worker_with_the_same_protocol(client, worker, done_run):
+    job = compared(client, worker, done_run["id"], {"name": "textbook", "lines": TRUE_LINES})
+    assert job["state"] == "done" and job["error"] is None and job["law"] == {"name": "textbook", "lines": TRUE_LINES}
+    cmp = job["result"]
     assert [law["name"] for law in cmp["laws"]] == ["discovered", "textbook"]
     protocol = cmp["protocol"]
     assert protocol["training_rows"] == 20 and protocol["validation_rows"] > 0 and protocol["test_rows"] == 0
@@ -170,17 +180,18 @@ def test_a_posted_law_is_compared_with_the_same_protocol(client, done_run):
     assert cmp["best"] in ("discovered", "textbook")
 
 
-def test_comparing_with_a_law_that_cannot_work_names_the_problem(client, done_run):
+def test_comparing_with_a_law_that_cannot_work_names_the_problem(client, worker, done_run):
     r = client.post(f"/runs/{done_run['id']}/compare", json={"lines": ["loss = c * M"]})
-    assert r.status_code == 422
+    assert r.status_code == 422  # refused at once: nothing is queued
     assert r.json()["detail"] == "law 'posted': the expression for 'loss' uses no input column"
-    r = client.post(f"/runs/{done_run['id']}/compare", json={"name": "broken", "lines": ["loss = c * log(-N)"]})
-    assert r.status_code == 422
-    detail = r.json()["detail"]
-    assert detail.startswith("law 'broken' ")  # cannot be fitted, or its best fit is not finite
-    assert "log of a non-positive value (log(-N) with -N = -1e+06) at N=1e+06" in detail
     r = client.post(f"/runs/{done_run['id']}/compare", json={"lines": "loss = exec(N)"})
     assert r.status_code == 422 and "exec" in r.json()["detail"]
+    # a law that parses but cannot be fitted fails in the worker, with the reason
+    job = compared(client, worker, done_run["id"], {"name": "broken", "lines": ["loss = c * log(-N)"]})
+    assert job["state"] == "failed" and job["result"] is None
+    assert job["error"].startswith("law 'broken' ")  # cannot be fitted, or its best fit is not finite
+    assert "log of a non-positive value (log(-N) with -N = -1e+06) at N=1e+06" in job["error"]
+    assert client.get(f"/runs/{done_run['id']}/comparisons/99").status_code == 404
 
 
 def test_a_user_dataset_has_no_human_law_to_compare_with(client, done_run):

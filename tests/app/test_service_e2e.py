@@ -69,6 +69,17 @@ def poll_until_finished(http: httpx.Client, run_id: int, timeout: float = 180) -
     raise AssertionError(f"run {run_id} did not finish: {run}")
 
 
+def wait_for(read, finished, timeout: float = 120):
+    """``read()`` again until ``finished`` says so (a worker answers queued work between polls)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = read()
+        if finished(value):
+            return value
+        time.sleep(0.3)
+    raise AssertionError(f"still not finished: {value}")
+
+
 def upload(http: httpx.Client) -> int:
     ds = http.post("/datasets", files={"file": ("toy.csv", toy_csv(), "text/csv")}, data={"name": "toy"})
     assert ds.status_code == 201, ds.text
@@ -87,8 +98,10 @@ def read_results(http: httpx.Client, run: dict) -> None:
     assert run["progress"]["candidates"] == run["spec"]["config"]["budget"]
     best = http.get(f"/datasets/{run['dataset_id']}/best-law").json()
     assert best["final"] and set(best["constants"]) == {"a", "b"}
-    cmp = http.post(f"/runs/{run['id']}/compare", json={"name": "human", "lines": ["loss = E + A * N ** -0.3"]})
-    assert cmp.status_code == 200 and [law["name"] for law in cmp.json()["laws"]] == ["discovered", "human"]
+    queued = http.post(f"/runs/{run['id']}/compare", json={"name": "human", "lines": ["loss = E + A * N ** -0.3"]})
+    assert queued.status_code == 202, queued.text
+    job = wait_for(lambda: http.get(queued.json()["url"]).json(), lambda j: j["state"] in ("done", "failed"))
+    assert job["state"] == "done" and [law["name"] for law in job["result"]["laws"]] == ["discovered", "human"]
     pred = http.post("/predict", json={"run_id": run["id"], "points": [{"N": 1e10, "group": "a"}]})
     assert pred.json()["predictions"][0]["loss"] == pytest.approx(1.8 + 300 * 1e10 ** -0.3, rel=0.02)
 

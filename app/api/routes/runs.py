@@ -10,19 +10,20 @@ from starlette.concurrency import run_in_threadpool
 from agent.errors import DataError
 from agent.storage import CANDIDATE_ORDERS, NotFoundError, RunState
 from app.api.deps import (
-    CandidateId, DatasetIdQuery, EventIdQuery, PagingDep, ReadStorage, RunId, SettingsDep, WriteStorage,
+    CandidateId, ComparisonId, DatasetIdQuery, EventIdQuery, PagingDep, ReadStorage, RunId, SettingsDep, WriteStorage,
 )
 from app.api.reads import cached_read, fresh_read, run_version
 from app.schemas.common import PagePublic
 from app.schemas.laws import (
-    BestLawPublic, CandidatePublic, ComparisonPublic, LawCreate, SuggestCreate, SuggestPublic,
+    BestLawPublic, CandidatePublic, ComparisonJobPublic, ComparisonPublic, LawCreate, SuggestCreate, SuggestPublic,
 )
 from app.schemas.runs import EventPublic, RunCreate, RunPublic
 from app.services.laws import best_law
 from app.services.runspec import resolve_run_spec
 from app.services.suggest import suggest_next_runs
 from app.services.compare import comparison_inputs, run_comparison
-from app.services.compare_budget import check_posted_law, comparison_options
+from app.services.compare_budget import comparison_options
+from app.services.compare_jobs import queue_comparison
 
 router = APIRouter(prefix="/runs", tags=["runs"])
 
@@ -111,20 +112,25 @@ def suggest_runs(run_id: RunId, req: SuggestCreate, storage: ReadStorage) -> Sug
     return suggest_next_runs(storage, run_id, req)
 
 
-@router.post("/{run_id}/compare", response_model=ComparisonPublic,
-             summary="The discovered law against a law you post, with the same protocol")
-async def compare_with_posted(run_id: RunId, law: LawCreate, request: Request, storage: ReadStorage,
-                              settings: SettingsDep) -> ComparisonPublic:
+@router.post("/{run_id}/compare", status_code=202, response_model=ComparisonJobPublic,
+             summary="Queue a comparison of the discovered law with a law you post (a worker fits both, "
+                     "with the same protocol); read it at the returned url")
+def compare_with_posted(run_id: RunId, law: LawCreate, storage: ReadStorage,
+                        settings: SettingsDep) -> ComparisonJobPublic:
     lines = [law.lines] if isinstance(law.lines, str) else law.lines
-    return await compare_run(request, storage, settings, run_id, {"name": law.name, "lines": lines}, posted=True)
+    return ComparisonJobPublic.of(queue_comparison(storage, settings, run_id, {"name": law.name, "lines": lines}))
 
 
-async def compare_run(request: Request, storage, settings, run_id: int, other: dict, *,
-                   posted: bool = False) -> ComparisonPublic:
+@router.get("/{run_id}/comparisons/{comparison_id}", response_model=ComparisonJobPublic,
+            summary="A queued comparison: its state, and its result once a worker has fitted it")
+def get_comparison(run_id: RunId, comparison_id: ComparisonId, storage: ReadStorage) -> ComparisonJobPublic:
+    return ComparisonJobPublic.of(storage.get_comparison(run_id, comparison_id))
+
+
+async def compare_run(request: Request, storage, settings, run_id: int, other: dict) -> ComparisonPublic:
+    """The discovered law against the task's human law, when the run did not store it (bounded, in a
+    limited thread pool: a worker stores it when a run of a task ends, so this is rare)."""
     inputs = await run_in_threadpool(comparison_inputs, storage, run_id)
-    if posted:  # a posted law keeps to the run's constant cap, as the discovered one does
-        other = {**other, "max_constants": inputs["problem"].max_constants}
-        await run_in_threadpool(check_posted_law, other, inputs["problem"])
     options = comparison_options(inputs, settings)
     limiter: CapacityLimiter = request.app.state.compare_limiter
     result = await run_in_threadpool_limited(limiter, run_comparison, inputs, other, options)

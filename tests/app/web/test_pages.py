@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from app.worker import Worker
 from tests.app.conftest import toy_csv
 
 HOSTILE = "<script>alert(1)</script>"
@@ -114,10 +115,16 @@ def test_a_prediction_typed_on_the_law_page(site):
     assert bad.status_code == 422 and "N must be a number" in bad.text
 
 
-def test_comparing_with_a_typed_law_shows_both_curves(site):
+def test_comparing_with_a_typed_law_queues_it_and_then_shows_both_curves(site):
     client, run_id = site.client, site.run_id
     r = client.post(f"/ui/runs/{run_id}/compare", data={"lines": "loss = E + A*N**(-a)", "name": "textbook"})
     assert r.status_code == 200, r.text
+    pending = re.search(r'hx-get="(/ui/runs/\d+/comparisons/\d+)"', r.text).group(1)  # the fragment polls this
+    assert "is queued" in r.text and "discovered" not in r.text  # no fitting in the request
+    assert 'hx-get="' + pending in client.get(pending).text  # still queued: it polls again
+    Worker(site.storage, site.settings, worker_id="web-compare").run_once()
+    r = client.get(pending)
+    assert r.status_code == 200 and 'hx-get="' not in r.text
     assert "textbook" in r.text and "discovered" in r.text
     assert "a: textbook" in r.text and "a: discovered" in r.text  # both curves in the plot's data
 
