@@ -25,12 +25,13 @@ import uuid
 from typing import Any
 
 from agent.errors import SldError
-from agent.search import Search, report_on_test
+from agent.search import Search
 from agent.search.checkpoint import needs_candidates
 from agent.storage import BaseStorage, Checkpoint, RunLost, RunRecord, RunState
 from app.core.config import Settings, get_settings
 from app.schemas.runspec import RunSpec
 from app.services.compare_jobs import serve_comparisons
+from app.services.run_reports import best_facts, build_proposers, final_reports, progress_of
 from app.worker_faults import DATABASE_UNAVAILABLE, Backoff, die_with_parent, one_line
 
 log = logging.getLogger("sld.worker")
@@ -169,29 +170,8 @@ class _RunExecution:
         log.info("run %s %s", self.run.id, state.value)
 
     def _reports(self, search: Search, final: dict[str, Any]) -> dict[str, Any]:
-        """The one-time test score and the comparison with the task's human law."""
-        from agent.search import FinalLaw
-        from app.services.compare import compare_laws
-        from app.services.uncertainty import uncertainty_report
-
-        out: dict[str, Any] = {}
-        problem = search.problem
-        if len(self.test):
-            try:
-                out["test"] = report_on_test(FinalLaw.from_dict(final), problem, self.test)
-            except SldError as exc:
-                out["test_error"] = str(exc)
-        out.update(uncertainty_report(final, problem, self.train, search.config.seed))
         task = self.storage.find_task_spec(self.run.dataset_id)
-        if task is not None and task.human_law:
-            human = {"name": "human", "lines": task.human_law["lines"], "constants": task.human_law.get("constants")}
-            try:
-                out["comparison"] = compare_laws(problem, self.train, self.test,
-                                                 [{"name": "discovered", "lines": final["law"]}, human],
-                                                 seed=search.config.seed, n_folds=search.config.n_folds)
-            except SldError as exc:
-                out["comparison_error"] = str(exc)
-        return out
+        return final_reports(search, final, self.train, self.test, task.human_law if task else None)
 
     def _leave(self) -> None:
         """The database went away mid-run: not the run's fault, so it is not failed.  Hand it back if
@@ -227,46 +207,6 @@ class _RunExecution:
                 continue
             if record.cancel_requested:
                 self.cancelled.set()
-
-
-def best_facts(search: Search) -> dict[str, Any]:
-    """Who proposed the reported law, its score and its ancestry, stored with the final law
-    so that reading the best law is one query."""
-    from app.services.laws import lineage_of
-
-    best = search.chosen()
-    by_id = {c.id: c for c in search.candidates}
-    return {"proposer": best.proposer, "score": best.score,
-            "lineage": [step.model_dump() for step in lineage_of(best, by_id.get)]}
-
-
-def progress_of(search: Search) -> dict[str, Any]:
-    progress = dict(search.progress)
-    usage = {p.name: p.usage() for p, _ in search.proposers if p.usage()}
-    if usage:
-        progress["proposers"] = usage
-    return progress
-
-
-def build_proposers(specs: list[dict[str, Any]], endpoints=None):
-    """(proposer, weight) pairs from a stored run spec; None means the offline proposer alone.
-
-    An LLM proposer talks only to the operator's endpoint the run names (``endpoints``).
-    """
-    if not specs or all(p["kind"] == "offline" for p in specs):
-        return None
-    from agent.search import OfflineProposer
-
-    out = []
-    for p in specs:
-        if p["kind"] == "offline":
-            out.append((OfflineProposer(), float(p["weight"])))
-        else:
-            from agent.llm import LLMProposer
-            from app.services.llm_endpoints import llm_settings_for_run
-
-            out.append((LLMProposer(llm_settings_for_run(p["llm"], endpoints or {})), float(p["weight"])))
-    return out
 
 
 def main(max_runs: int | None = None, exit_when_idle: bool = False, parent_pid: int | None = None) -> int:
