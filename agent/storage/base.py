@@ -14,8 +14,8 @@ import pandas as pd
 
 from agent.search.records import Candidate
 from agent.storage.records import (
-    CandidatePoint, Checkpoint, ComparisonRecord, DatasetRecord, Page, RunEvent, RunRecord, RunState, TaskSpecRecord,
-    TokenRecord,
+    CandidatePoint, Checkpoint, ComparisonRecord, DatasetRecord, Page, RunEvent, RunRecord, RunState, RunVersion,
+    TaskSpecRecord, TokenRecord,
 )
 
 CANDIDATE_ORDERS = ("score", "r2", "id", "generation", "n_constants", "complexity", "seconds")
@@ -154,6 +154,11 @@ class BaseStorage(abc.ABC):
     @abc.abstractmethod
     def best_run(self, dataset_id: int) -> RunRecord | None:
         """The finished (done) run with the highest best score on a dataset."""
+
+    @abc.abstractmethod
+    def run_version(self, run_id: int | None = None, *, best_of_dataset: int | None = None) -> RunVersion | None:
+        """A run's version (no payloads), or with ``best_of_dataset`` that of the run ``best_run`` gives
+        (None when there is none); NotFoundError for an unknown run."""
 
     # -- events -------------------------------------------------------------------------------
     @abc.abstractmethod

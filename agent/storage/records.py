@@ -115,6 +115,18 @@ class TokenRecord:
         return self.revoked_at is None
 
 
+@dataclass(frozen=True)
+class RunVersion:
+    """What identifies a run's state without its payloads (spec, final law, progress): a read
+    served from a cache checks this alone."""
+
+    id: int
+    state: str
+    generation: int
+    best_score: float | None
+    finished_at: datetime | None
+
+
 COMPARISON_STATES = ("queued", "running", "done", "failed")
 
 

@@ -2,7 +2,9 @@
 served as the same bytes until the run changes, with an ETag, so a client that has it gets a 304.
 
 A run's version is what its best law depends on: its state, its generation and best score while it
-runs, and its end once finished (nothing changes after).  Writes never need to reach this cache: a
+runs, and its end once finished (nothing changes after).  It is read without the run's payloads
+(its spec and final law with the stored uncertainty draws, tens of kilobytes of JSON), which are
+loaded only to build a response that is not cached yet.  Writes never need to reach this cache: a
 changed run has a new version, hence a new key, and old entries fall out of the small LRU.
 """
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Callable, Hashable
 from fastapi import Request, Response
 from pydantic import BaseModel
 
-from agent.storage import RunRecord
+from agent.storage import RunVersion
 
 JSON = "application/json"
 
@@ -41,10 +43,10 @@ class ReadCache:
         return body
 
 
-def run_version(run: RunRecord) -> tuple:
-    if run.finished_at is not None:
-        return (run.id, run.state.value, run.finished_at.isoformat())
-    return (run.id, run.state.value, run.generation, run.best_score)
+def version_key(v: RunVersion) -> tuple:
+    if v.finished_at is not None:
+        return (v.id, v.state, v.finished_at.isoformat())
+    return (v.id, v.state, v.generation, v.best_score)
 
 
 def etag_of(key: Hashable) -> str:

@@ -17,7 +17,7 @@ from agent.storage.base import CANDIDATE_ORDERS
 from agent.storage.errors import ConflictError, NotFoundError, RunLost
 from agent.storage.rdb import convert as cv
 from agent.storage.rdb import models as m
-from agent.storage.records import CandidatePoint, Checkpoint, Page, RunEvent, RunRecord, RunState
+from agent.storage.records import CandidatePoint, Checkpoint, Page, RunEvent, RunRecord, RunState, RunVersion
 
 MAX_PAGE = 1000
 
@@ -217,11 +217,29 @@ class RunVerbs:
 
     def best_run(self, dataset_id) -> RunRecord | None:
         with self._read() as s:
-            row = s.scalar(select(m.RunRow).where(
-                m.RunRow.dataset_id == dataset_id, m.RunRow.state == RunState.DONE.value,
-                m.RunRow.final.is_not(None), *self._owned(m.RunRow.tenant),
-            ).order_by(m.RunRow.best_score.desc().nulls_last(), m.RunRow.id.desc()).limit(1))
+            row = s.scalar(select(m.RunRow).where(*self._best_of(dataset_id))
+                           .order_by(m.RunRow.best_score.desc().nulls_last(), m.RunRow.id.desc()).limit(1))
             return None if row is None else cv.run_record(row)
+
+    def run_version(self, run_id=None, *, best_of_dataset=None) -> RunVersion | None:
+        r = m.RunRow
+        columns = (r.id, r.state, r.generation, r.best_score, r.finished_at)
+        with self._read() as s:
+            if best_of_dataset is not None:
+                row = s.execute(select(*columns).where(*self._best_of(best_of_dataset))
+                                .order_by(r.best_score.desc().nulls_last(), r.id.desc()).limit(1)).first()
+                if row is None:
+                    return None
+            else:
+                row = s.execute(select(*columns).where(r.id == run_id, *self._owned(r.tenant))).first()
+                if row is None:
+                    raise NotFoundError(f"run {run_id} not found")
+            return RunVersion(row.id, row.state, row.generation, row.best_score, cv.aware(row.finished_at))
+
+    def _best_of(self, dataset_id) -> list:
+        r = m.RunRow
+        return [r.dataset_id == dataset_id, r.state == RunState.DONE.value, r.final.is_not(None),
+                *self._owned(r.tenant)]
 
     # -- events -------------------------------------------------------------------------------
     def add_events(self, run_id, events) -> None:

@@ -12,7 +12,7 @@ from agent.storage import CANDIDATE_ORDERS, NotFoundError, RunState
 from app.api.deps import (
     CandidateId, ComparisonId, DatasetIdQuery, EventIdQuery, PagingDep, ReadStorage, RunId, SettingsDep, WriteStorage,
 )
-from app.api.reads import cached_read, fresh_read, run_version
+from app.api.reads import cached_read, fresh_read, version_key
 from app.schemas.common import PagePublic
 from app.schemas.laws import (
     BestLawPublic, CandidatePublic, ComparisonJobPublic, ComparisonPublic, LawCreate, SuggestCreate, SuggestPublic,
@@ -86,8 +86,8 @@ def get_candidate(run_id: RunId, candidate_id: CandidateId, storage: ReadStorage
 @router.get("/{run_id}/best", response_model=BestLawPublic,
             summary="The run's best law: formula (text, LaTeX, sympy), constants per group, scores, lineage")
 def run_best(run_id: RunId, request: Request, storage: ReadStorage) -> Response:
-    run = storage.get_run(run_id)
-    return cached_read(request, ("best", run_version(run)), lambda: best_law(storage, run))
+    version = storage.run_version(run_id)
+    return cached_read(request, ("best", version_key(version)), lambda: best_law(storage, storage.get_run(run_id)))
 
 
 @router.get("/{run_id}/compare", response_model=ComparisonPublic,
