@@ -62,6 +62,12 @@ class BaseStorage(abc.ABC):
     def load_rows(self, dataset_id: int) -> pd.DataFrame:
         """All rows in insertion order."""
 
+    def load_rows_page(self, dataset_id: int, offset: int, limit: int) -> tuple[pd.DataFrame, int]:
+        """Rows ``offset`` .. ``offset + limit - 1`` in insertion order, and the total count
+        (a backend reads only what the page needs)."""
+        df = self.load_rows(dataset_id)
+        return df.iloc[offset: offset + limit].reset_index(drop=True), len(df)
+
     # -- task specs ---------------------------------------------------------------------------
     @abc.abstractmethod
     def save_task_spec(self, name: str, *, dataset_id: int | None, problem: Mapping[str, Any],

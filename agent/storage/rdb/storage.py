@@ -141,6 +141,25 @@ class RDBStorage(RunVerbs, ComparisonVerbs, TokenVerbs, BaseStorage):
             columns = [c["name"] for c in ds.columns]
         return frames.from_blobs(blobs, columns)
 
+    def load_rows_page(self, dataset_id, offset, limit) -> tuple[pd.DataFrame, int]:
+        """Only the batches that hold the page are read (their sizes come from an indexed query)."""
+        b = m.DatasetBatchRow
+        with self._read() as s:
+            ds = self._dataset_row(s, dataset_id)
+            sizes = s.execute(select(b.seq, b.n_rows).where(b.dataset_id == dataset_id).order_by(b.seq)).all()
+            wanted, first_row, start = [], None, 0
+            for seq, n in sizes:
+                if start + n > offset and start < offset + limit:
+                    wanted.append(seq)
+                    first_row = start if first_row is None else first_row
+                start += n
+            blobs = s.scalars(select(b.data).where(b.dataset_id == dataset_id, b.seq.in_(wanted))
+                              .order_by(b.seq)).all() if wanted else []
+            columns = [c["name"] for c in ds.columns]
+        df = frames.from_blobs(blobs, columns)
+        skip = offset - (first_row or 0)
+        return df.iloc[skip: skip + limit].reset_index(drop=True), int(ds.n_rows)
+
     def _dataset_row(self, s: Session, dataset_id: int, lock: bool = False) -> m.DatasetRow:
         q = select(m.DatasetRow).where(m.DatasetRow.id == dataset_id, *self._owned(m.DatasetRow.tenant))
         row = s.scalar(q.with_for_update() if lock and self._skip_locked else q)

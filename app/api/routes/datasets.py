@@ -103,9 +103,8 @@ async def append_rows(dataset_id: DatasetId, request: Request, storage: WriteSto
 
 @router.get("/{dataset_id}/rows", summary="The dataset's rows as JSON (paged)")
 def get_rows(dataset_id: DatasetId, storage: ReadStorage, paging: PagingDep) -> dict[str, Any]:
-    df = storage.load_rows(dataset_id)
-    part = df.iloc[paging.offset: paging.offset + paging.limit]
-    return {"items": part.to_dict(orient="records"), "total": len(df), "offset": paging.offset,
+    part, total = storage.load_rows_page(dataset_id, paging.offset, paging.limit)
+    return {"items": part.to_dict(orient="records"), "total": total, "offset": paging.offset,
             "limit": paging.limit}
 
 

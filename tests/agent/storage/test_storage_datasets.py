@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from agent.errors import DataError
-from agent.storage import ConflictError, NotFoundError
+from agent.storage import ConflictError, NotFoundError, frames
 
 
 def frame(n=6, offset=0.0):
@@ -133,3 +133,18 @@ def test_a_task_dataset_and_its_spec_are_stored_together(storage):
         storage.create_dataset(frame().assign(loss=np.inf), task={"name": "bad", "problem": problem})
     with pytest.raises(NotFoundError):
         storage.get_task_spec("bad")
+
+
+def test_a_page_of_rows_reads_only_the_batches_that_hold_it(storage, monkeypatch):
+    ds = storage.create_dataset(pd.DataFrame({"N": [0.0, 1.0, 2.0], "loss": [9.0, 8.0, 7.0]}))
+    for start in (3, 6, 9):  # four batches of three rows: N is the row's position
+        storage.append_rows(ds.id, pd.DataFrame({"N": [float(start + i) for i in range(3)],
+                                                 "loss": [9.0 - start - i for i in range(3)]}))
+    read = []
+    original = frames.from_blobs
+    monkeypatch.setattr(frames, "from_blobs", lambda blobs, columns: read.append(len(blobs)) or original(blobs, columns))
+    page, total = storage.load_rows_page(ds.id, offset=4, limit=4)
+    assert total == 12 and page["N"].tolist() == [4.0, 5.0, 6.0, 7.0]
+    assert read == [2]  # the second and third batches, not all four
+    assert storage.load_rows_page(ds.id, offset=11, limit=50)[0]["N"].tolist() == [11.0]
+    assert storage.load_rows_page(ds.id, offset=12, limit=5)[0].empty
