@@ -84,15 +84,15 @@ async def soak(base: str, env: dict, workers: list, args) -> tuple[list, list, l
         return acked, runs, kills, rows_ds["id"], runs_ds["id"]
 
 
-def check(base: str, acked: list, runs: list, rows_dataset: int, timeout: float) -> dict:
+def check(base: str, database_url: str, acked: list, runs: list, rows_dataset: int, timeout: float) -> dict:
+    from agent.storage.rdb import RDBStorage
+
+    storage = RDBStorage(database_url)  # every stored row at once (the API pages them)
+    try:
+        stored = [round(x, 12) for x in storage.load_rows(rows_dataset)["loss"]]
+    finally:
+        storage.close()
     with httpx.Client(base_url=base, timeout=60) as http:
-        stored, offset = [], 0
-        while True:
-            page = http.get(f"/datasets/{rows_dataset}/rows", params={"offset": offset, "limit": 1000}).json()
-            stored.extend(round(r["loss"], 12) for r in page["items"])
-            offset += len(page["items"])
-            if not page["items"] or offset >= page["total"]:
-                break
         deadline = time.monotonic() + timeout
         states = {}
         while time.monotonic() < deadline:
@@ -145,7 +145,7 @@ def main() -> None:
     t0 = time.monotonic()
     try:
         acked, runs, kills, rows_ds, _ = asyncio.run(soak(base, env, workers, args))
-        result = check(base, acked, runs, rows_ds, timeout=600)
+        result = check(base, args.database_url, acked, runs, rows_ds, timeout=600)
     finally:
         for p in [api, *workers]:
             p.terminate()
