@@ -73,7 +73,8 @@ def test_db_upgrade_brings_an_older_database_to_tokens_and_tenants(sld, empty_da
     engine = make_engine(empty_database)
     try:
         result = sld("db", "upgrade", "--database-url", empty_database)
-        assert result.exit_code == 0 and result.stdout.strip() == "schema at revision 0002 (was 0001)"
+        head = migrations.head_revision()
+        assert result.exit_code == 0 and result.stdout.strip() == f"schema at revision {head} (was 0001)"
         with engine.connect() as conn:
             assert migrations.current_revision(conn) == migrations.head_revision()
     finally:

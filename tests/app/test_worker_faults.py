@@ -56,9 +56,9 @@ def test_a_worker_waits_out_a_lost_database_without_crashing_then_executes_runs(
     settings = Settings(database_url="unused://", poll_interval=0.05, db_retry_max=0.4, heartbeat_interval=0.2)
     dataset_id = storage.create_dataset(toy_rows()).id
     worker = Worker(storage, settings, worker_id="patient")
-    tries = []
-    claim = storage.claim_run
-    storage.claim_run = lambda *a, **kw: (tries.append(time.monotonic()), claim(*a, **kw))[1]
+    tries = []  # each poll asks first for queued comparisons, then for a run
+    claim = storage.claim_comparison
+    storage.claim_comparison = lambda *a, **kw: (tries.append(time.monotonic()), claim(*a, **kw))[1]
     thread = threading.Thread(target=worker.run_forever, daemon=True)
     thread.start()
     try:
