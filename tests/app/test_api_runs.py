@@ -105,7 +105,8 @@ def test_a_running_run_stops_at_the_end_of_a_generation_when_cancelled(client, s
     monkeypatch.setattr(storage, "save_generation", save_then_cancel)
     worker.run_once()
     done = client.get(f"/runs/{run['id']}").json()
-    assert done["state"] == "cancelled" and done["progress"]["generation"] == 2
+    # seen by the heartbeat before generation 2 starts, or by generation 2's save: never later
+    assert done["state"] == "cancelled" and done["progress"]["generation"] in (1, 2)
     assert done["progress"]["candidates"] < 200
     assert done["final"]["law"]  # the best law so far is still reported
 
