@@ -144,8 +144,9 @@ class _RunExecution:
                 events=search.drain_events())
             if saved.cancel_requested:
                 self.cancelled.set()
-            # comparisons are short and bounded: answered between generations, not after the run
-            serve_comparisons(self.storage, self.worker.settings, self.wid)
+            # comparisons are short and bounded: one is answered between generations, not after the run
+            # (a flood of them delays the run by one comparison a generation, never stalls it)
+            serve_comparisons(self.storage, self.worker.settings, self.wid, limit=1)
         # a cancel seen while the last generation ran still counts (and skips the final refit)
         self._finish(search, RunState.CANCELLED if self.cancelled.is_set() else RunState.DONE)
 

@@ -5,6 +5,7 @@ study): the engine keeps the loop and the records, this module what goes into ea
 """
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -99,8 +100,13 @@ def unique(search: "Search", proposals, island=None, island_cycle=False) -> list
 def dedup_key(problem, lines) -> str:
     """A proposal's form, to drop one already seen (its lines when it does not parse: rejected later
     with its reason)."""
+    return _dedup_key(tuple(lines), tuple(problem.inputs), tuple(problem.targets))
+
+
+@functools.lru_cache(maxsize=4096)  # every checkpoint keys the run's formless rejects again: parse them once
+def _dedup_key(lines: tuple[str, ...], inputs: tuple[str, ...], targets: tuple[str, ...]) -> str:
     try:
-        return parse_law(lines, problem.inputs, problem.targets).canonical
+        return parse_law(lines, inputs, targets).canonical
     except LawError:
         return "\n".join(lines)
 

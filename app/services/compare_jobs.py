@@ -28,15 +28,16 @@ def queue_comparison(storage: BaseStorage, settings, run_id: int, law: Mapping[s
     return storage.create_comparison(run_id, other)
 
 
-def serve_comparisons(storage: BaseStorage, settings, worker_id: str) -> int:
-    """Fit every queued comparison, oldest first; how many were answered."""
+def serve_comparisons(storage: BaseStorage, settings, worker_id: str, limit: int | None = None) -> int:
+    """Fit queued comparisons, oldest first (at most ``limit``); how many were answered."""
     served = 0
-    while True:
+    while limit is None or served < limit:
         job = storage.claim_comparison(worker_id, stale_after=settings.stale_after)
         if job is None:
             return served
         execute_comparison(storage, settings, worker_id, job)
         served += 1
+    return served
 
 
 def execute_comparison(storage: BaseStorage, settings, worker_id: str, job: ComparisonRecord) -> None:
