@@ -7,7 +7,7 @@ from agent.storage.base import CANDIDATE_ORDERS, BaseStorage
 from agent.storage.errors import ConflictError, NotFoundError, RunLost, SchemaOutdated
 from agent.storage.records import (
     TOKEN_SCOPES, CandidatePoint, Checkpoint, ColumnInfo, ComparisonRecord, DatasetRecord, Page, RunEvent, RunRecord,
-    RunState, RunVersion, TaskSpecRecord, TokenRecord,
+    RunState, RunVersion, SweepPointRecord, SweepRecord, TaskSpecRecord, TokenRecord,
 )
 
 
@@ -19,6 +19,6 @@ def get_storage(url: str, **kwargs) -> BaseStorage:
 
 __all__ = [
     "BaseStorage", "CANDIDATE_ORDERS", "CandidatePoint", "Checkpoint", "ColumnInfo", "ComparisonRecord", "ConflictError", "DatasetRecord",
-    "NotFoundError", "Page", "RunEvent", "RunLost", "RunRecord", "RunState", "RunVersion", "SchemaOutdated",
+    "NotFoundError", "Page", "RunEvent", "RunLost", "RunRecord", "RunState", "RunVersion", "SchemaOutdated", "SweepPointRecord", "SweepRecord",
     "TOKEN_SCOPES", "TaskSpecRecord", "TokenRecord", "get_storage",
 ]

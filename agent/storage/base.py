@@ -15,7 +15,7 @@ import pandas as pd
 from agent.search.records import Candidate
 from agent.storage.records import (
     CandidatePoint, Checkpoint, ComparisonRecord, DatasetRecord, Page, RunEvent, RunRecord, RunState, RunVersion,
-    TaskSpecRecord, TokenRecord,
+    SweepPointRecord, SweepRecord, TaskSpecRecord, TokenRecord,
 )
 
 CANDIDATE_ORDERS = ("score", "r2", "id", "generation", "n_constants", "complexity", "seconds")
@@ -193,6 +193,41 @@ class BaseStorage(abc.ABC):
     def finish_comparison(self, comparison_id: int, worker_id: str, *, result: Mapping[str, Any] | None = None,
                           error: str | None = None) -> ComparisonRecord | None:
         """Store its result or error; None when the worker no longer owns it."""
+
+    # -- training sweeps (planned by the API, trained by trainer workers) -----------------------
+    @abc.abstractmethod
+    def create_sweep(self, name: str, design: Mapping[str, Any],
+                     points: Sequence[tuple[Mapping[str, Any], float]]) -> SweepRecord:
+        """A sweep of ``points`` (a training spec and its cost each), all queued."""
+
+    @abc.abstractmethod
+    def get_sweep(self, sweep_id: int) -> SweepRecord:
+        """Raises NotFoundError."""
+
+    @abc.abstractmethod
+    def list_sweeps(self, *, offset: int = 0, limit: int = 50) -> Page[SweepRecord]:
+        """Newest first."""
+
+    @abc.abstractmethod
+    def list_sweep_points(self, sweep_id: int) -> list[SweepPointRecord]:
+        """Every point, in planned order."""
+
+    @abc.abstractmethod
+    def claim_sweep_point(self, worker_id: str, *, stale_after: float) -> SweepPointRecord | None:
+        """The cheapest queued point (or one whose trainer went silent), now owned by ``worker_id``."""
+
+    @abc.abstractmethod
+    def heartbeat_sweep_point(self, point_id: int, worker_id: str) -> bool:
+        """False when ``worker_id`` no longer owns the point."""
+
+    @abc.abstractmethod
+    def finish_sweep_point(self, point_id: int, worker_id: str, row: pd.DataFrame) -> SweepPointRecord | None:
+        """Append the point's row to the sweep's dataset and mark it done, atomically; None when not owned."""
+
+    @abc.abstractmethod
+    def fail_sweep_point(self, point_id: int, worker_id: str, error: str, *,
+                         max_attempts: int) -> SweepPointRecord | None:
+        """Queue the point again, or fail it after ``max_attempts``; None when not owned."""
 
     # -- API tokens (operator level: no tenant restriction) ----------------------------------
     @abc.abstractmethod

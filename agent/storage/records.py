@@ -155,6 +155,53 @@ class ComparisonRecord:
         return self.state in ("done", "failed")
 
 
+SWEEP_POINT_STATES = ("queued", "running", "done", "failed")
+
+
+@dataclass(frozen=True)
+class SweepRecord:
+    """A planned set of training runs whose results become one dataset.
+
+    ``dataset_id`` is None until the first point's row arrives (a dataset is never empty);
+    ``counts`` maps each of SWEEP_POINT_STATES to how many points are in it.
+    """
+
+    id: int
+    name: str
+    design: dict[str, Any]
+    created_at: datetime
+    dataset_id: int | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    tenant: str | None = None
+
+    @property
+    def n_points(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def finished(self) -> bool:
+        return self.counts.get("queued", 0) == 0 and self.counts.get("running", 0) == 0
+
+
+@dataclass(frozen=True)
+class SweepPointRecord:
+    """One training run of a sweep: claimed by a trainer, heartbeat while it trains, then one row."""
+
+    id: int
+    sweep_id: int
+    seq: int
+    spec: dict[str, Any]
+    cost: float
+    state: str  # one of SWEEP_POINT_STATES
+    attempts: int = 0
+    worker_id: str | None = None
+    claimed_at: datetime | None = None
+    heartbeat_at: datetime | None = None
+    finished_at: datetime | None = None
+    result: dict[str, Any] | None = None
+    error: str | None = None
+
+
 @dataclass(frozen=True)
 class RunEvent:
     id: int

@@ -15,7 +15,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 POSTGRES_ENV = "SLD_TEST_POSTGRES_URL"
-TABLES = ("comparisons", "run_events", "run_checkpoints", "candidates", "task_specs", "runs", "dataset_batches",
+TABLES = ("sweep_points", "sweeps", "comparisons", "run_events", "run_checkpoints", "candidates", "task_specs", "runs", "dataset_batches",
           "datasets", "api_tokens")
 
 

@@ -162,6 +162,42 @@ class ComparisonRow(Base):
     tenant: Mapped[str | None] = mapped_column(Tenant, nullable=True)  # the run's
 
 
+class SweepRow(Base):
+    """A planned set of training runs (see ``sweeps.py``); its rows go to one dataset."""
+
+    __tablename__ = "sweeps"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(200), default="")
+    design: Mapped[Any] = mapped_column(Json)
+    dataset_id: Mapped[int | None] = mapped_column(
+        ForeignKey("datasets.id", ondelete="SET NULL"), nullable=True, index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    tenant: Mapped[str | None] = mapped_column(Tenant, nullable=True, index=True)
+
+
+class SweepPointRow(Base):
+    """One training run of a sweep, claimed by a trainer worker cheapest first."""
+
+    __tablename__ = "sweep_points"
+    __table_args__ = (Index("ix_sweep_points_state_cost", "state", "cost"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    sweep_id: Mapped[int] = mapped_column(ForeignKey("sweeps.id", ondelete="CASCADE"), index=True)
+    seq: Mapped[int] = mapped_column(Integer)
+    spec: Mapped[Any] = mapped_column(Json)
+    cost: Mapped[float] = mapped_column(Float)
+    state: Mapped[str] = mapped_column(String(16))
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    worker_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    claimed_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    result: Mapped[Any | None] = mapped_column(Json, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    tenant: Mapped[str | None] = mapped_column(Tenant, nullable=True)  # the sweep's
+
+
 class ApiTokenRow(Base):
     """An API token: the SHA-256 of its secret (the secret itself is shown once and never stored)."""
 

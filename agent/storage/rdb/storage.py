@@ -1,7 +1,7 @@
 """The RDB storage: SQLAlchemy 2.0 on SQLite (default) or PostgreSQL (many workers).
 
 Every public method is one transaction.  Datasets and task specs are here; runs,
-candidates and events in ``runs.py``; comparisons in ``comparisons.py``; API tokens in ``tokens.py``.  A tenant's view
+candidates and events in ``runs.py``; comparisons in ``comparisons.py``; training sweeps in ``sweeps.py``; API tokens in ``tokens.py``.  A tenant's view
 (``for_tenant``) adds its condition to every query that finds a dataset or a run, in the
 same transaction as the work, so a check and the action it guards cannot drift apart.
 """
@@ -24,13 +24,14 @@ from agent.storage.rdb.comparisons import ComparisonVerbs
 from agent.storage.rdb.engine import WRITE_OPTION, make_engine
 from agent.storage.rdb.runs import RunVerbs, paging
 from agent.storage.rdb.schema import ensure_schema
+from agent.storage.rdb.sweeps import SweepVerbs
 from agent.storage.rdb.tokens import TokenVerbs
 from agent.storage.records import DatasetRecord, Page, RunState, TaskSpecRecord
 
 ACTIVE = (RunState.QUEUED.value, RunState.RUNNING.value)
 
 
-class RDBStorage(RunVerbs, ComparisonVerbs, TokenVerbs, BaseStorage):
+class RDBStorage(RunVerbs, ComparisonVerbs, SweepVerbs, TokenVerbs, BaseStorage):
     """``RDBStorage("sqlite:///./sld.db")`` or ``RDBStorage("postgresql+psycopg://...")``.
 
     An empty database gets the schema (Alembic ``upgrade head``); an older one
@@ -84,14 +85,9 @@ class RDBStorage(RunVerbs, ComparisonVerbs, TokenVerbs, BaseStorage):
     # -- datasets ---------------------------------------------------------------------------
     def create_dataset(self, rows, *, name="", description="", source=None, task=None) -> DatasetRecord:
         rows = frames.validate_frame(rows)
-        blob, t = frames.to_bytes(rows), cv.now()
         with self._write() as s:
-            ds = m.DatasetRow(name=name[:200], description=description, source=source, tenant=self._tenant,
-                              n_rows=len(rows), n_batches=1, created_at=t, updated_at=t,
-                              columns=[c.to_dict() for c in frames.summarize(rows)])
-            s.add(ds)
-            s.flush()
-            s.add(m.DatasetBatchRow(dataset_id=ds.id, seq=0, n_rows=len(rows), data=blob, created_at=t))
+            ds = self._insert_dataset(s, rows, name=name, description=description, source=source,
+                                      tenant=self._tenant)
             if task is not None:
                 self._put_task_spec(s, task["name"], ds.id, task["problem"], task.get("human_law"),
                                     task.get("split_column"))
@@ -99,17 +95,34 @@ class RDBStorage(RunVerbs, ComparisonVerbs, TokenVerbs, BaseStorage):
 
     def append_rows(self, dataset_id, rows) -> DatasetRecord:
         rows = frames.validate_frame(rows)
-        blob, t = frames.to_bytes(rows), cv.now()
         with self._write() as s:
-            ds = self._dataset_row(s, dataset_id, lock=True)
-            current = cv.dataset_record(ds)
-            frames.check_compatible(current.columns, rows)
-            merged = frames.merge_summaries(current.columns, frames.summarize(rows))
-            s.add(m.DatasetBatchRow(dataset_id=ds.id, seq=ds.n_batches, n_rows=len(rows), data=blob,
-                                    created_at=t))
-            ds.columns = [c.to_dict() for c in merged]
-            ds.n_rows, ds.n_batches, ds.updated_at = ds.n_rows + len(rows), ds.n_batches + 1, t
-            return cv.dataset_record(ds)
+            return cv.dataset_record(self._append_batch(s, self._dataset_row(s, dataset_id, lock=True), rows))
+
+    @staticmethod
+    def _insert_dataset(s: Session, rows: pd.DataFrame, *, name: str, description: str, source: str | None,
+                        tenant: str | None) -> m.DatasetRow:
+        """A new dataset holding ``rows`` (validated), inside the caller's transaction."""
+        t = cv.now()
+        ds = m.DatasetRow(name=name[:200], description=description, source=source, tenant=tenant,
+                          n_rows=len(rows), n_batches=1, created_at=t, updated_at=t,
+                          columns=[c.to_dict() for c in frames.summarize(rows)])
+        s.add(ds)
+        s.flush()
+        s.add(m.DatasetBatchRow(dataset_id=ds.id, seq=0, n_rows=len(rows), data=frames.to_bytes(rows), created_at=t))
+        return ds
+
+    @staticmethod
+    def _append_batch(s: Session, ds: m.DatasetRow, rows: pd.DataFrame) -> m.DatasetRow:
+        """Add ``rows`` (validated) to the locked dataset ``ds``, inside the caller's transaction."""
+        t = cv.now()
+        current = cv.dataset_record(ds)
+        frames.check_compatible(current.columns, rows)
+        merged = frames.merge_summaries(current.columns, frames.summarize(rows))
+        s.add(m.DatasetBatchRow(dataset_id=ds.id, seq=ds.n_batches, n_rows=len(rows), data=frames.to_bytes(rows),
+                                created_at=t))
+        ds.columns = [c.to_dict() for c in merged]
+        ds.n_rows, ds.n_batches, ds.updated_at = ds.n_rows + len(rows), ds.n_batches + 1, t
+        return ds
 
     def get_dataset(self, dataset_id) -> DatasetRecord:
         with self._read() as s:
