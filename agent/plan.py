@@ -24,13 +24,21 @@ from agent.search.units import check_columns
 
 @dataclass(frozen=True)
 class HeldOut:
-    """Rows whose ``column`` equals ``value`` (compared as text) are never searched; scored once at the end."""
+    """Held-out rows are never searched and are scored once at the end.
+
+    They are the rows whose ``column`` equals ``value`` (compared as text), or, with ``at_least``,
+    the rows whose numeric ``column`` is at least that (the largest models of a sweep, say).
+    """
 
     column: str
     value: str = "test"
+    at_least: float | None = None
 
     def split(self, df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-        held = df[self.column].astype(str) == str(self.value)
+        if self.at_least is not None:
+            held = pd.to_numeric(df[self.column]) >= self.at_least
+        else:
+            held = df[self.column].astype(str) == str(self.value)
         return df[~held].reset_index(drop=True), df[held].reset_index(drop=True)
 
 

@@ -12,7 +12,7 @@ from fastapi import FastAPI
 
 from agent.storage import BaseStorage
 from app.api.reads import ReadCache
-from app.api.routes import datasets, health, predict, runs, tasks
+from app.api.routes import datasets, health, predict, runs, sweeps, tasks
 from app.core import errors, origins
 from app.core.config import Settings, get_settings
 from app.core.limits import BodySizeLimit
@@ -57,7 +57,7 @@ def create_app(settings: Settings | None = None, storage: BaseStorage | None = N
     errors.install(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_payload_bytes)
     origins.install(app, settings.cors_origins)  # outside the size limit: a refused write is not read
-    for module in (health, datasets, tasks, runs, predict):
+    for module in (health, datasets, tasks, runs, predict, sweeps):
         app.include_router(module.router)
     web.install(app)
     return app

@@ -18,7 +18,7 @@ cli = typer.Typer(
 
 # Modules that add commands to ``cli``; a missing one (feature not built yet) is skipped.
 _COMMAND_MODULES = ["tasks_cmd", "bench_cmd", "discover_cmd", "answers_cmd", "suggest_cmd", "serve_cmd", "db_cmd",
-                    "tasks_import_cmd", "token_cmd"]
+                    "tasks_import_cmd", "token_cmd", "train_cmd"]
 
 
 def _register() -> None:

@@ -67,6 +67,12 @@ class Settings(BaseSettings):
                                               # that Dask cluster instead (whole runs still queue in the database)
     db_retry_max: float = Field(30.0, gt=0)   # longest wait between a worker's tries of a lost database
 
+    # training sweeps: trainer workers claim points over HTTP (`sld train worker`)
+    sweep_heartbeat_interval: float = Field(10.0, gt=0)  # how often a trainer says it is still training
+    sweep_stale_after: float = Field(60.0, gt=0)  # a point whose trainer is silent this long is queued again
+    sweep_max_attempts: int = Field(3, ge=1)      # a point that fails this often is marked failed
+    sweep_max_points: int = Field(1000, ge=1)     # points one sweep may plan
+
     # LLM endpoints runs may name, as JSON: SLD_LLM_ENDPOINTS='{"openai": {"base_url":
     # "https://api.openai.com/v1", "api_key_env": "OPENAI_API_KEY"}, "local": {"base_url": "http://127.0.0.1:8080/v1"}}'
     llm_endpoints: dict[str, LLMEndpoint] = Field(default_factory=dict)

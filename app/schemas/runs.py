@@ -27,13 +27,17 @@ class ProposerSpec(RequestModel):
 
 
 class TestSplit(RequestModel):
-    """Rows whose ``column`` equals ``value`` are held out: never searched, scored once at the end."""
+    """Rows whose ``column`` equals ``value`` (or, with ``at_least``, is at least that number) are held
+    out: never searched, scored once at the end."""
 
     model_config = ConfigDict(extra="forbid")
     __test__ = False  # not a pytest test class
 
     column: str = Field(min_length=1)
     value: str = "test"
+    at_least: float | None = Field(None, allow_inf_nan=False,
+                                   description="hold out the rows whose numeric column is at least this "
+                                               "(e.g. the largest models); replaces value")
 
 
 class RunCreate(RequestModel):

@@ -40,6 +40,14 @@ class StoredProposer(BaseModel):
 class StoredSplit(BaseModel):
     column: str
     value: str = "test"
+    at_least: float | None = None  # rows whose column is at least this are held out (instead of value)
+
+    @model_serializer(mode="wrap")
+    def _without_empty_threshold(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out = handler(self)
+        if out.get("at_least") is None:
+            out.pop("at_least", None)
+        return out
 
 
 class RunSpec(BaseModel):
@@ -68,14 +76,15 @@ class RunSpec(BaseModel):
 
     @classmethod
     def of_plan(cls, plan: DiscoveryPlan, *, proposers: list[dict[str, Any]], task: str | None) -> "RunSpec":
-        split = plan.held_out and StoredSplit(column=plan.held_out.column, value=plan.held_out.value)
+        split = plan.held_out and StoredSplit(column=plan.held_out.column, value=plan.held_out.value,
+                                              at_least=plan.held_out.at_least)
         return cls(**plan.problem.to_dict(), config=plan.config, proposers=proposers, test_split=split,
                    task=task)
 
     def plan(self) -> DiscoveryPlan:
         problem = Problem(tuple(self.inputs), tuple(self.targets), group=self.group, axis=tuple(self.axis),
                           max_constants=self.max_constants, description=self.description)
-        split = self.test_split and HeldOut(self.test_split.column, self.test_split.value)
+        split = self.test_split and HeldOut(self.test_split.column, self.test_split.value, self.test_split.at_least)
         return DiscoveryPlan(problem, self.config, split)
 
     def to_json(self) -> dict[str, Any]:

@@ -66,6 +66,13 @@ def _test_split(req: RunCreate, ds: DatasetRecord, task: TaskSpecRecord | None) 
     col = ds.column(split["column"])
     if col is None:
         raise DataError(f"unknown test_split column {split['column']!r}; dataset {ds.id} has: {_names(ds)}")
+    if split.get("at_least") is not None:
+        if col.kind != "number":
+            raise DataError(f"test_split.at_least needs a numeric column; {split['column']!r} holds text")
+        if not col.min < split["at_least"] <= col.max:
+            raise DataError(f"test_split.at_least = {split['at_least']:g} leaves no training or no test rows: "
+                            f"{split['column']} spans {col.min:g} to {col.max:g}")
+        return split
     values = [str(v) for v in col.values] if col.kind == "text" else None
     if values is not None and split["value"] not in values:
         raise DataError(f"no row has {split['column']} = {split['value']!r} (values: {', '.join(values[:10])})")

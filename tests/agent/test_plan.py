@@ -47,6 +47,12 @@ def test_held_out_rows_are_split_off_before_the_axis_is_chosen(sweep):
     assert plan.problem.axis == ("N",)
 
 
+def test_a_threshold_holds_out_the_largest_rows_of_a_numeric_column(sweep):
+    largest = sweep["N"].max()
+    train, test = HeldOut("N", at_least=largest).split(sweep)
+    assert (test["N"] == largest).all() and (train["N"] < largest).all() and len(train) + len(test) == len(sweep)
+
+
 @pytest.mark.parametrize("change, message", [
     ({"inputs": ["N", "M"]}, "column 'M' is not in the data"),
     ({"axis": ["lr"]}, "axis column(s) lr must be among the inputs"),
