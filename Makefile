@@ -4,7 +4,7 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-EXTRAS ?= test
+EXTRAS ?= test,train
 
 .PHONY: run test install bench clean
 

@@ -20,7 +20,8 @@ from starlette.concurrency import run_in_threadpool
 from agent.errors import DataError
 from agent.storage import CANDIDATE_ORDERS, NotFoundError
 from app.api.deps import (
-    AdminStorage, CandidateId, ComparisonId, DatasetId, ReadStorage, RunId, SettingsDep, TaskName, WriteStorage,
+    AdminStorage, CandidateId, ComparisonId, DatasetId, ReadStorage, RunId, SettingsDep, SweepId, TaskName,
+    WriteStorage,
 )
 from app.api.auth import SESSION_COOKIE
 from app.api.routes.runs import compare_run
@@ -72,7 +73,19 @@ def home(request: Request, storage: ReadStorage) -> HTMLResponse:
     bundled = [(t, imported.get(t.name)) for t in tasks.all_tasks()]
     datasets = storage.list_datasets(limit=50)
     runs = storage.list_runs(limit=20)
-    return page(request, "home.html", datasets=datasets, runs=runs.items, tasks=bundled)
+    sweeps = storage.list_sweeps(limit=20)
+    return page(request, "home.html", datasets=datasets, runs=runs.items, tasks=bundled, sweeps=sweeps.items)
+
+
+@router.get("/ui/sweeps/{sweep_id}", response_class=HTMLResponse)
+def sweep_page(request: Request, sweep_id: SweepId, storage: ReadStorage) -> HTMLResponse:
+    return page(request, "sweep.html", sweep=storage.get_sweep(sweep_id), points=storage.list_sweep_points(sweep_id))
+
+
+@router.get("/ui/sweeps/{sweep_id}/points", response_class=HTMLResponse)
+def sweep_points(request: Request, sweep_id: SweepId, storage: ReadStorage) -> HTMLResponse:
+    return page(request, "_sweep_points.html", sweep=storage.get_sweep(sweep_id),
+                points=storage.list_sweep_points(sweep_id))
 
 
 @router.get("/ui/sign-in", response_class=HTMLResponse)

@@ -7,20 +7,17 @@ seconds and another claimed it) gets 409 and must drop its result.
 """
 from __future__ import annotations
 
-from fastapi import APIRouter, Path, Response
-from typing import Annotated
+from fastapi import APIRouter, Response
 
 from agent.storage import ConflictError
-from app.api.deps import PagingDep, ReadStorage, SettingsDep, WriteStorage
-from app.schemas.common import MAX_ID, PagePublic
+from app.api.deps import PagingDep, PointId, ReadStorage, SettingsDep, SweepId, WriteStorage
+from app.schemas.common import PagePublic
 from app.schemas.sweeps import (
     ClaimRequest, Heartbeat, PointClaim, PointFailure, PointResult, SweepCreate, SweepPointPublic, SweepPublic,
 )
 from app.services.sweeps import create_sweep, row_frame
 
 router = APIRouter(prefix="/sweeps", tags=["sweeps"])
-SweepId = Annotated[int, Path(ge=0, le=MAX_ID, description="a sweep's id")]
-PointId = Annotated[int, Path(ge=0, le=MAX_ID, description="a sweep point's id")]
 LOST = "this trainer no longer owns point {id}: it was silent too long and the point was queued again"
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pandas as pd
 import pytest
 
 from app.worker import Worker
@@ -203,3 +204,19 @@ def test_with_tokens_pages_need_a_sign_in_and_then_keep_the_token_s_scope(client
     assert refused.status_code == 403 and "scope read" in refused.text  # a read token cannot start runs
     client.post("/ui/sign-out")
     assert client.get("/").status_code == 401
+
+
+def test_a_sweep_shows_on_the_home_page_and_its_page_follows_its_points(client, storage):
+    sweep = client.post("/sweeps", json={"name": HOSTILE, "n_params": [25e3, 85e3], "tokens": [2.5e5]}).json()
+    home = client.get("/")
+    assert f'href="/ui/sweeps/{sweep["id"]}"' in home.text and HOSTILE not in home.text  # escaped
+    page = client.get(f"/ui/sweeps/{sweep['id']}")
+    assert page.status_code == 200 and 'hx-get="/ui/sweeps/%d/points"' % sweep["id"] in page.text
+    assert 'data-testid="count-queued">2<' in page.text and "after the first run" in page.text
+    point = storage.claim_sweep_point("t", stale_after=60)
+    storage.finish_sweep_point(point.id, "t", pd.DataFrame([{"N": 21216, "val_loss": 2.7036, "seconds": 2.4,
+                                                            "tokens_per_s": 1e5}]))
+    fragment = client.get(f"/ui/sweeps/{sweep['id']}/points").text
+    assert "2.7036" in fragment and 'data-testid="count-done">1<' in fragment
+    assert "dataset " in fragment and "/ui/datasets/" in fragment
+    assert client.get("/ui/sweeps/999").status_code == 404
