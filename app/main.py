@@ -25,6 +25,9 @@ Send experiment results, run a law search on them, get the law that predicts the
 
 Journey: `POST /datasets` (JSON rows or CSV) -> `POST /runs` (202, queued) -> `GET /runs/{id}`
 (progress) -> `GET /runs/{id}/best` -> `POST /runs/{id}/compare` -> `POST /predict`.
+
+New data: `POST /sweeps` (an N × D grid or IsoFLOP design) -> `sld train worker` trains its points ->
+their rows become a dataset -> `POST /runs` on it, holding out the largest models.
 """
 
 

@@ -11,6 +11,7 @@ import signal
 import time
 
 import httpx
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -63,3 +64,36 @@ def test_a_trainer_killed_mid_run_loses_only_its_point(server):
     assert sweep["counts"] == {"queued": 0, "running": 0, "done": 3, "failed": 0}, log
     assert points[killed["id"]]["attempts"] == 2  # claimed again after its heartbeat went stale
     assert len(rows) == 3 and sorted(rows["seed"]) == [0, 1, 2]  # every point once, none twice
+
+
+# The 9-point CI grid, plus the next model size up as the held-out corner: the discovery run
+# extrapolates along N to a model 2x larger than any it was fitted on (the N x D corner).
+GRID_N, GRID_D, HELD_OUT_N = [25e3, 85e3, 2e5], [2.5e5, 5e5, 1e6], 4e5
+
+
+def test_a_cpu_sweep_feeds_a_discovery_run_that_predicts_the_larger_model(server):
+    http, base, env = server
+    sweep = http.post("/sweeps", json={"name": "ci", "n_params": [*GRID_N, HELD_OUT_N], "tokens": GRID_D}).json()
+    assert sweep["n_points"] == 12
+    trainers = start(["train", "worker", "--server", base, "--jobs", "2", "--exit-when-idle"], env)
+    try:
+        sweep, rows = sweep_rows(http, sweep["id"], 900)
+    finally:
+        log = stop(trainers)
+    assert sweep["counts"]["done"] == 12, log
+    assert set(rows.columns) >= {"N", "N_total", "D", "C", "lr", "batch", "seed", "steps", "train_loss", "val_loss",
+                                 "seconds", "tokens_per_s", "device", "torch", "python"}
+    grid = rows[rows["N"] < rows["N"].max()].pivot_table(index="N", columns="D", values="val_loss")
+    assert grid.shape == (3, 3)
+    # seed noise is 0.03-0.09 nats, so trends are asserted on averages over the grid, not pair by pair
+    assert np.all(np.diff(grid.mean(axis=1).to_numpy()) < 0), grid  # falls with N, averaged over D
+    assert np.all(np.diff(grid.mean(axis=0).to_numpy()) < 0), grid  # falls with D, averaged over N
+
+    largest = float(rows["N"].max())
+    r = http.post("/runs", json={"dataset_id": sweep["dataset_id"], "inputs": ["N", "D"], "targets": ["val_loss"],
+                                 "axis": ["N"], "test_split": {"column": "N", "at_least": largest}})
+    assert r.status_code == 202, r.text
+    run = wait_for(lambda: http.get(f"/runs/{r.json()['id']}").json(), lambda x: x["state"] in ("done", "failed"), 600)
+    assert run["state"] == "done", run["error"]
+    test = run["final"]["test"]
+    assert test["n_rows"] == 3 and test["r2"] > 0.9, (run["final"]["law"], test)
