@@ -15,6 +15,7 @@ from sqlalchemy import and_, or_, select, update
 from agent.storage.errors import NotFoundError
 from agent.storage.rdb import convert as cv
 from agent.storage.rdb import models as m
+from agent.storage.rdb.claims import claim_first
 from agent.storage.records import ComparisonRecord
 
 
@@ -56,18 +57,10 @@ class ComparisonVerbs:
         claimable = or_(c.state == "queued",
                         and_(c.state == "running", c.started_at < t - timedelta(seconds=stale_after)))
         q = select(c.id, c.state, c.worker_id).where(claimable).order_by(c.id).limit(1)
-        if self._skip_locked:
-            q = q.with_for_update(skip_locked=True)
         with self._write() as s:
-            seen = s.execute(q).first()
-            if seen is None:
-                return None
-            done = s.execute(update(c).where(
-                c.id == seen.id, c.state == seen.state, c.worker_id.is_not_distinct_from(seen.worker_id),
-            ).values(state="running", worker_id=worker_id, started_at=t).execution_options(synchronize_session=False))
-            if done.rowcount != 1:
-                return None  # another worker took it between the look and the claim
-            return comparison_record(s.get(m.ComparisonRow, seen.id))
+            seen = claim_first(s, q, c, dict(state="running", worker_id=worker_id, started_at=t),
+                               skip_locked=self._skip_locked)
+            return None if seen is None else comparison_record(s.get(m.ComparisonRow, seen.id))
 
     def finish_comparison(self, comparison_id, worker_id, *, result=None, error=None) -> ComparisonRecord | None:
         """Store the outcome; None (nothing written) when another worker has taken the comparison since."""

@@ -17,6 +17,7 @@ from agent.storage.base import CANDIDATE_ORDERS
 from agent.storage.errors import ConflictError, NotFoundError, RunLost
 from agent.storage.rdb import convert as cv
 from agent.storage.rdb import models as m
+from agent.storage.rdb.claims import claim_first
 from agent.storage.records import CandidatePoint, Checkpoint, Page, RunEvent, RunRecord, RunState, RunVersion
 
 MAX_PAGE = 1000
@@ -67,21 +68,12 @@ class RunVerbs:
         )
         q = select(m.RunRow.id, m.RunRow.state, m.RunRow.worker_id, m.RunRow.heartbeat_at) \
             .where(claimable).order_by(m.RunRow.id).limit(1)
-        if self._skip_locked:
-            q = q.with_for_update(skip_locked=True)
         with self._write() as s:
-            seen = s.execute(q).first()
+            seen = claim_first(s, q, m.RunRow, dict(
+                state=RunState.RUNNING.value, worker_id=worker_id, heartbeat_at=t,
+                started_at=func.coalesce(m.RunRow.started_at, t), attempts=m.RunRow.attempts + 1),
+                skip_locked=self._skip_locked, also=("heartbeat_at",))
             if seen is None:
-                return None
-            # Compare-and-set: only if nobody changed the run since we looked at it.
-            done = s.execute(update(m.RunRow).where(
-                m.RunRow.id == seen.id, m.RunRow.state == seen.state,
-                m.RunRow.worker_id.is_not_distinct_from(seen.worker_id),
-                m.RunRow.heartbeat_at.is_not_distinct_from(seen.heartbeat_at),
-            ).values(state=RunState.RUNNING.value, worker_id=worker_id, heartbeat_at=t,
-                     started_at=func.coalesce(m.RunRow.started_at, t), attempts=m.RunRow.attempts + 1,
-                     ).execution_options(synchronize_session=False))
-            if done.rowcount != 1:
                 return None
             run = self._run_row(s, seen.id)
             payload = {"worker_id": worker_id, "attempt": run.attempts}

@@ -19,6 +19,7 @@ from agent.storage import frames
 from agent.storage.errors import NotFoundError
 from agent.storage.rdb import convert as cv
 from agent.storage.rdb import models as m
+from agent.storage.rdb.claims import claim_first
 from agent.storage.records import SWEEP_POINT_STATES, Page, SweepPointRecord, SweepRecord
 
 
@@ -78,19 +79,10 @@ class SweepVerbs:
                         and_(p.state == "running", p.heartbeat_at < t - timedelta(seconds=stale_after)))
         q = (select(p.id, p.state, p.worker_id).where(claimable, *self._owned(p.tenant))
              .order_by(p.cost, p.id).limit(1))
-        if self._skip_locked:
-            q = q.with_for_update(skip_locked=True)
         with self._write() as s:
-            seen = s.execute(q).first()
-            if seen is None:
-                return None
-            done = s.execute(update(p).where(
-                p.id == seen.id, p.state == seen.state, p.worker_id.is_not_distinct_from(seen.worker_id),
-            ).values(state="running", worker_id=worker_id, claimed_at=t, heartbeat_at=t, attempts=p.attempts + 1)
-             .execution_options(synchronize_session=False))
-            if done.rowcount != 1:
-                return None  # another trainer took it between the look and the claim
-            return point_record(s.get(p, seen.id))
+            seen = claim_first(s, q, p, dict(state="running", worker_id=worker_id, claimed_at=t, heartbeat_at=t,
+                                             attempts=p.attempts + 1), skip_locked=self._skip_locked)
+            return None if seen is None else point_record(s.get(p, seen.id))
 
     def heartbeat_sweep_point(self, point_id: int, worker_id: str) -> bool:
         """False when the trainer no longer owns the point (it went stale and was claimed again)."""
