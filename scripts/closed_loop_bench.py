@@ -48,6 +48,8 @@ def main() -> None:
     ap.add_argument("--device", default=None)
     ap.add_argument("--seed", type=int, default=0, help="the discovery run's seed")
     ap.add_argument("--out", default="closed_loop.json")
+    ap.add_argument("--rows-from", default=None, help="a previous --out: post its sweep's rows as the dataset "
+                    "instead of training them again (to re-run the discovery on the same data)")
     args = ap.parse_args()
 
     workdir = tempfile.mkdtemp(prefix="sld-loop-")
@@ -60,15 +62,21 @@ def main() -> None:
     try:
         http = httpx.Client(base_url=url, timeout=60)
         wait_until(lambda: _up(http), 60, 0.5)
-        sweep = http.post("/sweeps", json={"name": "closed loop", "n_params": _floats(args.params),
-                                           "tokens": _floats(args.tokens)}).json()
-        started = time.monotonic()
-        trainers = subprocess.Popen([*SLD, "train", "worker", "--server", url, "--jobs", str(args.jobs),
-                                     "--exit-when-idle", *(["--device", args.device] if args.device else [])],
-                                    env=env, stdout=open(f"{workdir}/trainers.log", "w"), stderr=subprocess.STDOUT)
-        sweep = wait_until(lambda: _finished(http, sweep["id"]), 6 * 3600, 5)
-        sweep_seconds = time.monotonic() - started
-        rows = http.get(f"/datasets/{sweep['dataset_id']}/rows", params={"limit": 500}).json()["items"]
+        if args.rows_from:
+            previous = json.load(open(args.rows_from))
+            sweep, sweep_seconds = previous["sweep"], previous["sweep_seconds"]
+            dataset = http.post("/datasets", json={"name": "closed loop (stored rows)", "rows": previous["rows"]})
+            rows, sweep = previous["rows"], {**sweep, "dataset_id": dataset.json()["id"]}
+        else:
+            sweep = http.post("/sweeps", json={"name": "closed loop", "n_params": _floats(args.params),
+                                               "tokens": _floats(args.tokens)}).json()
+            started = time.monotonic()
+            trainers = subprocess.Popen([*SLD, "train", "worker", "--server", url, "--jobs", str(args.jobs),
+                                         "--exit-when-idle", *(["--device", args.device] if args.device else [])],
+                                        env=env, stdout=open(f"{workdir}/trainers.log", "w"), stderr=subprocess.STDOUT)
+            sweep = wait_until(lambda: _finished(http, sweep["id"]), 6 * 3600, 5)
+            sweep_seconds = time.monotonic() - started
+            rows = http.get(f"/datasets/{sweep['dataset_id']}/rows", params={"limit": 500}).json()["items"]
         largest = max(r["N"] for r in rows)
         run = http.post("/runs", json={"dataset_id": sweep["dataset_id"], "inputs": ["N", "D"],
                                        "targets": ["val_loss"], "axis": ["N"], "seed": args.seed,
