@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 import numpy as np
+import pytest
 
 from tests.app.conftest import toy_rows
 
@@ -26,6 +27,8 @@ def test_a_run_on_a_constant_column_is_refused_at_submission_saying_what_to_do(c
     assert client.get("/runs").json()["total"] == 0  # nothing stored
 
 
+# the units of a run do not depend on the database: one backend is enough for this slow one
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_compute_in_flops_runs_to_the_law_found_in_smaller_units(client, worker):
     """The worker searches normalised numbers: only the reference scale in the law differs."""
     laws = []

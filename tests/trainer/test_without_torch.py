@@ -20,8 +20,7 @@ def no_torch(tmp_path):
 
 
 @pytest.mark.parametrize("args", [["train", "run", "--params", "1e5", "--tokens", "1e6"],
-                                  ["train", "worker", "--server", "http://127.0.0.1:9"],
-                                  ["train", "sweep", "--params", "1e5", "--tokens", "1e6"]])
+                                  ["train", "worker", "--server", "http://127.0.0.1:9"]])
 def test_sld_train_says_how_to_install_the_extra(no_torch, args):
     done = subprocess.run([*SLD, *args], env=no_torch, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2, done.stderr
