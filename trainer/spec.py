@@ -4,10 +4,9 @@ A result is one dataset row: its field names are the sweep dataset's columns.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, fields
 
-from trainer.shapes import CONTEXT, ModelShape, family_shape, flops_6nd, shape_for
+from trainer.shapes import CONTEXT, ModelShape, flops_6nd, shape_for
 
 DEFAULT_BATCH = 8
 REFERENCE_WIDTH = 96
@@ -114,10 +113,5 @@ class TrainResult:
     def to_row(self) -> dict:
         return asdict(self)
 
-    @property
-    def finite(self) -> bool:
-        return all(math.isfinite(v) for v in (self.train_loss, self.val_loss))
-
 
 ROW_COLUMNS = tuple(f.name for f in fields(TrainResult))
-__all__ = ["TrainSpec", "TrainResult", "ROW_COLUMNS", "default_lr", "family_shape"]
