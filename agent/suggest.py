@@ -18,7 +18,7 @@ it does not co-vary with the target) scores zero whatever its cost.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -27,15 +27,7 @@ from agent.errors import DataError
 from agent.expressions import Law
 from agent.fitting import predict
 from agent.problem import Problem, Table, make_table
-from agent.uncertainty import Bootstrap
-
-
-@dataclass(frozen=True)
-class Member:
-    """One member of the ensemble: a law and its constants per group."""
-
-    law: Law
-    constants: Mapping[str, Mapping[str, float]]
+from agent.uncertainty import Bootstrap, Member
 
 
 @dataclass(frozen=True)
@@ -48,8 +40,9 @@ class Suggestion:
 
 
 def ensemble(law: Law, replicates: Bootstrap, others: Sequence[Member] = ()) -> list[Member]:
-    """The law's replicates (parameter uncertainty) and ``others`` (form uncertainty) as one ensemble."""
-    return [Member(law, r) for r in replicates.replicates] + list(others)
+    """The law's replicates (parameter uncertainty) and ``others`` (form uncertainty) as one ensemble;
+    each other form is repeated as often as there are replicates, so that every form weighs the same."""
+    return [Member(law, r) for r in replicates.replicates] + [m for m in others for _ in replicates.replicates]
 
 
 def suggest(members: Sequence[Member], candidates: Table, targets: Table, costs: np.ndarray, *,
@@ -113,7 +106,7 @@ def _centred(values: np.ndarray) -> np.ndarray:
 
 def rank_runs(law: Law, replicates: Bootstrap, candidates: pd.DataFrame, targets: pd.DataFrame, *,
               group: str | None = None, cost_inputs: Sequence[str] = (), cost_factor: float = 6.0,
-              top: int = 10) -> list[Suggestion]:
+              top: int = 10, others: Sequence[Member] = ()) -> list[Suggestion]:
     """:func:`suggest` over tables of points: each candidate's cost is its ``cost`` column when it has
     one, else ``cost_factor`` times the product of ``cost_inputs`` (6·N·D: training FLOPs), else 1.
     Points name their group in ``group`` (a law with one group needs none)."""
@@ -144,5 +137,5 @@ def rank_runs(law: Law, replicates: Bootstrap, candidates: pd.DataFrame, targets
         return ", ".join(f"{c}={row[c]:.3g}" if isinstance(row[c], (int, float, np.number)) else f"{c}={row[c]}"
                          for c in [*law.inputs, *([group] if group in candidates else [])])
 
-    return suggest(ensemble(law, replicates), table(candidates), table(targets), costs,
+    return suggest(ensemble(law, replicates, others), table(candidates), table(targets), costs,
                    noise=noise_of(replicates), log_space=replicates.log_space, describe=describe, top=top)

@@ -13,11 +13,16 @@ Two intervals are kept apart:
 * **prediction**: where a new run would land, adding the run-to-run noise
   (each replicate's prediction times a residual drawn from the fit's own
   residuals: log residuals for positive targets, raw ones otherwise).
+
+Form uncertainty joins both when other laws are given (the search's close finalists, which the
+validation tail could not tell apart): each form gets the chosen law's parameter spread around
+its own prediction, and the forms are pooled with equal weight.  Beyond the data, where the forms
+disagree, the interval widens by their disagreement.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -28,6 +33,14 @@ from agent.problem import Table
 
 BOOTSTRAP_FIT = FitOptions(starts=2, local=1, max_nfev=150, max_work=20_000, time_limit=10.0)
 KINDS = ("confidence", "prediction")
+
+
+@dataclass(frozen=True)
+class Member:
+    """One law of an ensemble and its constants per group (a close finalist, a replicate)."""
+
+    law: Law
+    constants: Mapping[str, Mapping[str, float]]
 
 
 @dataclass(frozen=True)
@@ -129,13 +142,16 @@ def laplace(law: Law, table: Table, constants: Mapping[str, Mapping[str, float]]
 
 
 def interval(law: Law, points: Table, boot: Bootstrap, level: float = 0.9, kind: str = "confidence",
-             seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """(lo, hi) arrays (n_points, n_targets) at ``level``, ``kind`` confidence or prediction."""
+             seed: int = 0, others: Sequence[Member] = ()) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) arrays (n_points, n_targets) at ``level``, ``kind`` confidence or prediction;
+    ``others``: other forms (form uncertainty), pooled with the law as the module says."""
     if not 0 < level < 1:
         raise DataError(f"the interval level must be between 0 and 1, not {level}")
     if kind not in KINDS:
         raise DataError(f"unknown interval kind {kind!r}; choose one of {', '.join(KINDS)}")
     draws = _replicate_predictions(law, points, boot)
+    if others:
+        draws = _with_forms(draws, points, boot.log_space, others)
     if kind == "prediction":
         rng = np.random.default_rng(seed)
         for j, res in enumerate(boot.residuals):
@@ -171,3 +187,22 @@ def _replicate_predictions(law: Law, points: Table, boot: Bootstrap) -> np.ndarr
             with np.errstate(all="ignore"):
                 out[b, rows] = predict(law, points.take(rows), constants, points.groups[rows])
     return out
+
+
+def _with_forms(draws: np.ndarray, points: Table, log_space: Sequence[bool], others: Sequence[Member]) -> np.ndarray:
+    """The replicates' spread around their median, moved onto each other form's prediction; all forms stacked."""
+    log = np.array(log_space, dtype=bool)
+    with np.errstate(all="ignore"):
+        space = np.where(log, np.log(draws), draws)
+        centre = np.nanmedian(space, axis=0) if np.any(np.isfinite(space)) else np.full(draws.shape[1:], np.nan)
+        deviation = space - centre
+        stacks = [draws]
+        for member in others:
+            rows = np.flatnonzero(np.isin(points.groups, list(member.constants)))
+            own = np.full(draws.shape[1:], np.nan)
+            if len(rows):
+                own[rows] = predict(member.law, points.take(rows), member.constants, points.groups[rows])
+            own_space = np.where(log, np.log(own), own)
+            moved = own_space + deviation
+            stacks.append(np.where(log, np.exp(moved), moved))
+    return np.concatenate(stacks, axis=0)

@@ -16,7 +16,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from agent.errors import LawError
+from agent.errors import FitError, LawError
 from agent.fitting import resolve_loss
 from agent.problem import Problem, make_table
 from agent.search import asking, checkpoint
@@ -33,6 +33,8 @@ from agent.search.records import FINALIST, Candidate, Proposal
 from agent.search.selection import rescored, score_standard_error
 from agent.search.summary import summarize
 from agent.search.units import Units, check_columns
+
+MAX_ALTERNATIVES = 4  # other close finalists kept for form uncertainty: a bound on refit time, not a choice
 
 __all__ = ["Search", "SearchConfig"]
 
@@ -202,7 +204,20 @@ class Search:
         probes = None if self.context.probes is None else self.units.user_table(self.context.probes)
         selection = {"margin": self.config.selection.parsimony_margin, "close_finalists": len(close),
                      "spread": form_spread(chosen, close, self.problem, probes)}
-        return replace(final, selection=selection)
+        return replace(final, selection=selection, alternatives=self._alternatives(chosen, close))
+
+    def _alternatives(self, chosen: Candidate, close: list[Candidate]) -> list[dict]:
+        """The other close finalists, best first, each refitted on all training rows as the chosen law is."""
+        out = []
+        others = sorted((c for c in close if c.id != chosen.id), key=lambda c: (-c.score, c.id))
+        for c in others[:MAX_ALTERNATIVES]:
+            options = replace(self.config.final_fit, loss=c.fit["method"]) if c.fit.get("method") else self.config.final_fit
+            try:
+                fitted = refit_final(c, self.problem, self.table, options, self.config.seed, self.units)
+            except (LawError, FitError):
+                continue  # a finalist that cannot be refitted on all rows carries no form information
+            out.append({"law": list(fitted.lines), "constants": fitted.constants})
+        return out
 
     def drain_events(self) -> list[dict]:
         events, self.plan_events = self.plan_events, []

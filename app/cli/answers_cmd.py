@@ -20,6 +20,7 @@ from agent.problem import Problem, make_table
 from agent.search import FinalLaw
 from agent.uncertainty import Bootstrap, bootstrap, constant_intervals, interval as law_interval, laplace
 from app.cli import cli
+from app.services.uncertainty import stored_forms
 
 DEFAULT_LEVEL = 0.9
 
@@ -56,13 +57,18 @@ def _stored_bootstrap(payload: dict, source: str) -> Bootstrap:
     return Bootstrap.from_dict(payload["bootstrap"])
 
 
+def law_forms(payload: dict, final: FinalLaw) -> list:
+    """The close finalists saved beside the law (form uncertainty)."""
+    return stored_forms(payload, final.inputs, final.targets)
+
+
 def add_intervals(out: pd.DataFrame, payload: dict, final: FinalLaw, points: pd.DataFrame, group: str | None,
                   level: float, kind: str, source: str) -> pd.DataFrame:
     boot = _stored_bootstrap(payload, source)
     table = make_table(points, Problem(final.inputs, final.targets, group=group), require_targets=False)
     if group is None:
         table = type(table)(table.X, table.y, np.full(len(table), next(iter(final.constants)), dtype=object))
-    lo, hi = law_interval(final.law(), table, boot, level=level, kind=kind)
+    lo, hi = law_interval(final.law(), table, boot, level=level, kind=kind, others=law_forms(payload, final))
     for j, t in enumerate(final.targets):
         out[f"{t}_lo"], out[f"{t}_hi"] = lo[:, j], hi[:, j]
     return out

@@ -12,7 +12,7 @@ from rich.console import Console
 from agent.errors import DataError
 from agent.suggest import rank_runs
 from app.cli import cli
-from app.cli.answers_cmd import _number, _stored_bootstrap, load_law_json
+from app.cli.answers_cmd import _number, _stored_bootstrap, law_forms, load_law_json
 from app.discovery import read_csv
 
 
@@ -36,7 +36,7 @@ def suggest_cmd(
     targets = pd.DataFrame([_point(t, group) for t in target])
     ranked = rank_runs(final.law(), boot, candidates, targets, group=group,
                        cost_inputs=[c.strip() for c in (cost or "").split(",") if c.strip()],
-                       cost_factor=flops_per, top=top)
+                       cost_factor=flops_per, top=top, others=law_forms(payload, final))
     if as_json:
         typer.echo(json.dumps([{"row": s.index + 1, "score": s.score, "reduction": s.reduction, "cost": s.cost,
                                 "explanation": s.explanation} for s in ranked]))

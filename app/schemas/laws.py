@@ -121,7 +121,9 @@ class PredictPublic(BaseModel):
     targets: list[str]
     predictions: list[dict[str, float]]
     source: str = Field(description="where the law and its constants come from")
-    interval: dict[str, Any] | None = Field(None, description="level, kind and method of the _lo/_hi values")
+    interval: dict[str, Any] | None = Field(None, description=(
+        "level, kind and method of the _lo/_hi values; forms: how many laws (the reported one and the run's close "
+        "finalists) the band pools"))
 
 
 class LawCreate(RequestModel):

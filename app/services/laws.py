@@ -14,7 +14,7 @@ from agent.problem import DEFAULT_GROUP, Problem, Table, make_table
 from agent.storage import BaseStorage, NotFoundError, RunRecord
 from app.schemas.laws import BestLawPublic, LineageStep, PredictCreate, PredictPublic, finite_json
 from app.services.non_finite import explain_non_finite
-from app.services.uncertainty import constant_report, stored_replicates
+from app.services.uncertainty import constant_report, stored_forms, stored_replicates
 
 MAX_LINEAGE = 50
 
@@ -113,11 +113,11 @@ def predict(storage: BaseStorage, req: PredictCreate) -> PredictPublic:
         if len(req.points) > MAX_INTERVAL_POINTS:
             raise DataError(f"intervals are computed for at most {MAX_INTERVAL_POINTS} points per request, "
                             f"not {len(req.points)}")
-        lo, hi, n_draws = _delta_interval(storage, req, law, constants, group)
+        lo, hi, n_draws, n_forms = _delta_interval(storage, req, law, constants, group)
         for row, l_row, h_row in zip(rows, lo, hi):
             for t, l, h in zip(law.targets, l_row, h_row):
                 row[f"{t}_lo"], row[f"{t}_hi"] = float(l), float(h)
-        interval = {"level": req.interval, "kind": req.kind, "method": "delta", "draws": n_draws}
+        interval = {"level": req.interval, "kind": req.kind, "method": "delta", "draws": n_draws, "forms": n_forms}
     return PredictPublic(lines=list(law.lines), targets=list(law.targets), predictions=rows, source=source,
                          interval=interval)
 
@@ -147,7 +147,9 @@ def _delta_interval(storage: BaseStorage, req: PredictCreate, law: Law, constant
                                     group=group if group in df.columns else None), require_targets=False)
     if group not in df.columns:
         points = Table(points.X, points.y, np.full(len(points), next(iter(constants)), dtype=object))
-    return (*interval(law, points, draws, level=req.interval, kind=req.kind, seed=seed), len(draws.replicates))
+    forms = stored_forms(record.final, law.inputs, law.targets) if req.candidate_id is None else []
+    lo, hi = interval(law, points, draws, level=req.interval, kind=req.kind, seed=seed, others=forms)
+    return lo, hi, len(draws.replicates), 1 + len(forms)
 
 
 def _run_law(storage: BaseStorage, run_id: int, candidate_id: int | None):

@@ -9,10 +9,11 @@ from agent.storage import BaseStorage, RunState
 from agent.storage.errors import ConflictError
 from agent.suggest import rank_runs
 from app.schemas.laws import SuggestCreate, SuggestionPublic, SuggestPublic
-from app.services.uncertainty import stored_replicates
+from app.services.uncertainty import stored_forms, stored_replicates
 
 METHOD = ("the share of the variance of the target predictions that one more run removes (the linear-Gaussian "
-          "update over the final law's stored delta-method draws: parameter uncertainty), per unit cost")
+          "update over the final law's stored delta-method draws and the run's close finalists: parameter and "
+          "form uncertainty), per unit cost")
 
 
 def suggest_next_runs(storage: BaseStorage, run_id: int, req: SuggestCreate) -> SuggestPublic:
@@ -28,7 +29,8 @@ def suggest_next_runs(storage: BaseStorage, run_id: int, req: SuggestCreate) -> 
     candidates, targets = pd.DataFrame(req.candidates), pd.DataFrame(req.targets)
     cost_inputs = req.cost_inputs if req.cost_inputs is not None else list(spec.get("axis") or ())
     ranked = rank_runs(law, replicates, candidates, targets, group=spec.get("group"), cost_inputs=cost_inputs,
-                       cost_factor=req.cost_factor, top=req.top)
+                       cost_factor=req.cost_factor, top=req.top,
+                       others=stored_forms(run.final, law.inputs, law.targets))
     return SuggestPublic(run_id=run_id, method=METHOD, suggestions=[
         SuggestionPublic(rank=k + 1, point=req.candidates[s.index], score=s.score, reduction=s.reduction,
                          cost=s.cost, explanation=s.explanation) for k, s in enumerate(ranked)])

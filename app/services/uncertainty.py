@@ -17,7 +17,7 @@ import pandas as pd
 from agent.errors import DataError, FitError, LawError
 from agent.expressions import parse_law
 from agent.problem import Problem, make_table
-from agent.uncertainty import Bootstrap, constant_intervals, laplace
+from agent.uncertainty import Bootstrap, Member, constant_intervals, laplace
 
 LEVEL = 0.9
 DRAWS = 200
@@ -49,6 +49,17 @@ def stored_replicates(final: Mapping[str, Any] | None) -> Bootstrap | None:
     """The replicates a finished run stored, if any."""
     stored = (final or {}).get("uncertainty")
     return Bootstrap.from_dict(stored["replicates"]) if stored else None
+
+
+def stored_forms(final: Mapping[str, Any] | None, inputs, targets) -> list[Member]:
+    """The close finalists a run stored beside its law (form uncertainty); none for older runs."""
+    out = []
+    for alt in (final or {}).get("alternatives") or ():
+        try:
+            out.append(Member(parse_law(alt["law"], inputs, targets), alt["constants"]))
+        except (LawError, KeyError, TypeError):
+            continue  # a stored form this version cannot read adds no information
+    return out
 
 
 def constant_report(final: Mapping[str, Any] | None) -> dict | None:

@@ -8,7 +8,7 @@ from agent.expressions import parse_law
 from agent.fitting import fit_law
 from agent.problem import DEFAULT_GROUP, Problem, Table, make_table
 from agent.suggest import ensemble, noise_of, suggest
-from agent.uncertainty import laplace
+from agent.uncertainty import Member, laplace
 
 LAW = parse_law("loss = E + A*(N/1e8)**(-a) + B*(D/1e10)**(-b)", ("N", "D"), ("loss",))
 PROBLEM = Problem(("N", "D"), ("loss",))
@@ -70,3 +70,10 @@ def test_bad_costs_and_tiny_ensembles_are_refused(fitted):
         suggest(ensemble(LAW, draws), cands, target, np.array([0.0]), noise=[0.01], log_space=[True])
     with pytest.raises(DataError, match="at least 3"):
         suggest(ensemble(LAW, draws)[:2], cands, target, np.array([1.0]), noise=[0.01], log_space=[True])
+
+
+def test_other_forms_weigh_as_much_as_the_law_in_the_ensemble(fitted):
+    table, constants, draws = fitted
+    other = Member(LAW, {DEFAULT_GROUP: {**constants[DEFAULT_GROUP], "b": constants[DEFAULT_GROUP]["b"] * 0.8}})
+    members = ensemble(LAW, draws, [other])
+    assert len(members) == 2 * len(draws.replicates) and members[-1] is other

@@ -4,9 +4,9 @@ import pytest
 
 from agent.errors import DataError
 from agent.expressions import parse_law
-from agent.fitting import fit_law
+from agent.fitting import fit_law, predict
 from agent.problem import Table
-from agent.uncertainty import Bootstrap, bootstrap, constant_intervals, interval, laplace
+from agent.uncertainty import Bootstrap, Member, bootstrap, constant_intervals, interval, laplace
 
 LAW = parse_law(["loss = E + A*(N/1e8)**(-alpha)"], ("N",), ("loss",))
 TRUTH = {"E": 1.8, "A": 1.2, "alpha": 0.3}
@@ -95,3 +95,18 @@ def test_the_delta_method_needs_more_runs_than_constants():
     few = table.take(np.arange(3))
     with pytest.raises(Exception, match="too few"):
         laplace(LAW, few, {"all_data": dict(TRUTH)}, n=10)
+
+
+def test_a_close_form_that_disagrees_beyond_the_data_widens_the_band_there(fitted):
+    """Form uncertainty: the band pools the law with a finalist that disagrees beyond the data, so it
+    reaches both their predictions; the same law as the only other form changes nothing."""
+    table, constants, boot = fitted
+    k = constants["all_data"]
+    other = Member(LAW, {"all_data": {**k, "E": k["E"] - 0.2}})
+    at = points(1e11)
+    lo, hi = interval(LAW, at, boot, level=0.9)
+    lo_f, hi_f = interval(LAW, at, boot, level=0.9, others=[other])
+    mine, theirs = predict(LAW, at, constants, at.groups)[0, 0], predict(LAW, at, other.constants, at.groups)[0, 0]
+    assert lo_f[0, 0] < theirs < mine < hi_f[0, 0] and hi_f[0, 0] - lo_f[0, 0] > 3 * (hi[0, 0] - lo[0, 0])
+    same = interval(LAW, at, boot, level=0.9, others=[Member(LAW, constants)])
+    assert np.allclose(same, (lo, hi), rtol=2e-3)

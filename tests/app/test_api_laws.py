@@ -47,7 +47,9 @@ def test_a_runs_law_predicts_with_an_interval_that_widens_beyond_the_data(client
     pred = client.post("/predict", json={"run_id": done_run["id"], "points": points, "interval": 0.9,
                                          "kind": "prediction"})
     assert conf.status_code == 200 and pred.status_code == 200, conf.text + pred.text
-    assert conf.json()["interval"] == {"level": 0.9, "kind": "confidence", "method": "delta", "draws": 200}
+    forms = 1 + len(client.get(f"/runs/{done_run['id']}").json()["final"]["alternatives"])  # + the close finalists
+    assert conf.json()["interval"] == {"level": 0.9, "kind": "confidence", "method": "delta", "draws": 200,
+                                       "forms": forms}
     c, p = conf.json()["predictions"], pred.json()["predictions"]
     assert all(row["loss_lo"] <= row["loss"] <= row["loss_hi"] for row in c)
     widths = [row["loss_hi"] - row["loss_lo"] for row in c]

@@ -9,6 +9,9 @@ import pytest
 from agent.errors import LawError
 from agent.search import (BudgetExhausted, Candidate, OfflineProposer, Proposal, Proposer, ProposerUnavailable, Search,
                           SearchConfig)
+from agent.expressions import parse_law
+from agent.fitting import predict
+from agent.search.engine import MAX_ALTERNATIVES
 from agent.search.library import PRIOR_SHAPES
 
 SMALL = SearchConfig(budget=40, seed=1, islands=2, children=4)
@@ -103,6 +106,20 @@ def test_before_reporting_the_best_laws_are_rescored_as_finalists_with_careful_f
     chosen = search.chosen()
     assert chosen in finalists  # the report comes from the careful scores, not the screening ones
     assert final.candidate_id == chosen.id and final.lines == chosen.lines and final.fit_loss == "log"
+
+
+def test_the_other_close_finalists_are_kept_refitted_on_all_rows_for_form_uncertainty(reference,
+                                                                                       power_law_problem):
+    search, final = reference, reference.final
+    _, close = search._choice()
+    others = [c for c in close if c.id != final.candidate_id]
+    assert len(final.alternatives) == min(len(others), MAX_ALTERNATIVES)
+    assert {tuple(a["law"]) for a in final.alternatives} <= {c.lines for c in others}
+    table = search.table
+    for alt in final.alternatives:  # constants in user units, fitted on every training row: they describe the data
+        law = parse_law(alt["law"], power_law_problem.inputs, power_law_problem.targets)
+        pred = predict(law, table, alt["constants"], table.groups)
+        assert np.all(np.isfinite(pred)) and np.median(np.abs(pred / table.y - 1)) < 0.1
 
 
 def test_finalists_can_also_be_fitted_with_a_robust_loss_and_the_plain_fit_wins_ties(
