@@ -125,7 +125,8 @@ def run_problem(problem: SyntheticProblem, *, seed: int = 0, budget: int | None 
         predicted = final.predict(problem.test, group=problem.problem.group)
         row.update(r2=result.test["r2"], nmse=result.test["nmse"], err_at_largest=error_at_largest(problem, predicted),
                    n_constants=result.final["n_constants"], complexity=result.final["complexity"],
-                   law=result.final["law"], candidates=result.search["candidates"],
+                   law=result.final["law"], constants=result.final["constants"],
+                   alternatives=result.final.get("alternatives", []), candidates=result.search["candidates"],
                    stop_reason=result.search["stop_reason"], search_seconds=result.search["seconds"])
     textbooks = score_textbooks(problem, seed)
     best = min(textbooks, key=lambda k: textbooks[k]["nmse"])

@@ -13,7 +13,7 @@ import numpy as np
 
 from tasks.synthetic.catalog import entries
 from tasks.synthetic.common import Draw
-from tasks.synthetic.record import SyntheticProblem, finish
+from tasks.synthetic.record import Draft, SyntheticProblem, finish
 
 SUITE_SEED = 0
 
@@ -53,7 +53,19 @@ def family_names() -> list[str]:
     return list(dict.fromkeys(builder.__name__ for _, builder, _ in entries()))
 
 
+def get_draft(name: str, seed: int = SUITE_SEED) -> Draft:
+    """The problem's design and truth before noise (its ``mean`` evaluates the truth anywhere)."""
+    for entry, builder, options in entries():
+        if entry == name:
+            return builder(Draw(np.random.default_rng(_streams(name, seed)[0])), **options)
+    raise UnknownProblem(name)
+
+
+def _streams(name: str, seed: int) -> list[np.random.SeedSequence]:
+    return np.random.SeedSequence([seed, zlib.crc32(name.encode())]).spawn(3)
+
+
 def _generate(name: str, builder, options: dict, seed: int, noiseless: bool) -> SyntheticProblem:
-    design_seq, noise_seq, split_seq = np.random.SeedSequence([seed, zlib.crc32(name.encode())]).spawn(3)
+    design_seq, noise_seq, split_seq = _streams(name, seed)
     draft = builder(Draw(np.random.default_rng(design_seq)), **options)
     return finish(name, draft, np.random.default_rng(noise_seq), np.random.default_rng(split_seq), noiseless)

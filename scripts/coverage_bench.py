@@ -1,0 +1,194 @@
+#!/usr/bin/env python
+"""Do sld's 90 % intervals hold 4x beyond the data? (a benchmark on known truths, not a test)
+
+Each instance is a problem of the synthetic suite (a known law with realistic noise) that has an
+extrapolation axis and a truth sld can write.  Probe points are the training settings at the largest
+axis value of each group, moved 4x further along the axis (split evenly over the axis columns when
+there are several).  At each probe the true mean is known, and a new run is simulated by drawing the
+problem's own noise (row and seed noise) on it.  Three checks, at the nominal level:
+
+* confidence interval contains the true mean (where the curve lies);
+* prediction interval contains the new run (where a new run lands: what a PI promises);
+* prediction interval contains the true mean.
+
+Laws, one or both:
+* ``--data-seeds``: the true form refitted on the training rows (parameter uncertainty only), over
+  several data seeds of the suite: the bootstrap and the delta method side by side;
+* ``--from-suite FILE``: the laws `sld bench --suite synthetic --json` discovered (data seed 0),
+  with the delta method as the service stores it, alone and with the close finalists' forms.
+
+An instance's coverage is the share of its probe predictions covered; the tables average instances.
+
+    python scripts/coverage_bench.py --data-seeds 0 1 2 --from-suite suite0.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from collections import defaultdict
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from agent.errors import SldError  # noqa: E402
+from agent.expressions import parse_law  # noqa: E402
+from agent.fitting import fit_law  # noqa: E402
+from agent.problem import Table, make_table  # noqa: E402
+from agent.uncertainty import Member, bootstrap, interval, laplace  # noqa: E402
+from tasks.synthetic.suite import get_draft, synthetic_suite  # noqa: E402
+
+FACTOR = 4.0
+CHECKS = ("ci_truth", "pi_new", "pi_truth")
+
+
+def probes(problem, draft) -> tuple[pd.DataFrame, np.ndarray]:
+    """Training settings at each group's largest axis value, moved FACTOR further; their true means."""
+    p, train = problem.problem, problem.train
+    key = np.prod(train[list(p.axis)].to_numpy(float), axis=1)
+    labels = train[p.group].astype(str) if p.group else pd.Series("all_data", index=train.index)
+    picked = []
+    for label in labels.unique():
+        mine = labels == label
+        edge = train[mine & (key >= key[mine.to_numpy()].max() * (1 - 1e-9))]
+        picked.append(edge.drop_duplicates(subset=list(p.inputs)))
+    points = pd.concat(picked, ignore_index=True)
+    for column in p.axis:
+        points[column] = points[column] * FACTOR ** (1 / len(p.axis))
+    truth = np.empty((len(points), len(p.targets)))
+    point_labels = points[p.group].astype(str) if p.group else pd.Series("all_data", index=points.index)
+    for label in point_labels.unique():
+        rows = np.flatnonzero(point_labels == label)
+        columns = {c: points[c].to_numpy(float)[rows] for c in p.inputs}
+        truth[rows] = np.asarray(draft.mean(columns, draft.constants[label]), float).reshape(len(rows), -1)
+    return points, truth
+
+
+def new_runs(truth: np.ndarray, noise, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    factor = np.exp(rng.normal(0, noise.sigma, truth.shape) + rng.normal(0, noise.seed_sigma, (len(truth), 1)))
+    return truth * factor
+
+
+def coverage(law, table: Table, constants, points: Table, truth, new, method: str, level: float,
+             others=()) -> dict:
+    make = bootstrap if method == "bootstrap" else laplace
+    replicates = make(law, table, constants, n=200, seed=0)
+    ci_lo, ci_hi = interval(law, points, replicates, level, "confidence", others=others)
+    pi_lo, pi_hi = interval(law, points, replicates, level, "prediction", others=others)
+    with np.errstate(all="ignore"):
+        return {"ci_truth": float(np.mean((ci_lo <= truth) & (truth <= ci_hi))),
+                "pi_new": float(np.mean((pi_lo <= new) & (new <= pi_hi))),
+                "pi_truth": float(np.mean((pi_lo <= truth) & (truth <= pi_hi))),
+                "pi_width": float(np.nanmedian((pi_hi - pi_lo) / np.abs(truth)))}
+
+
+def instance_tables(problem, draft):
+    law_problem = problem.problem
+    table = make_table(problem.train, law_problem)
+    points_df, truth = probes(problem, draft)
+    points = make_table(points_df, law_problem, require_targets=False)
+    return table, points, truth
+
+
+def true_form_rows(seeds, level):
+    for seed in seeds:
+        for problem in synthetic_suite(seed):
+            if not problem.truth or not problem.problem.axis:
+                continue
+            draft = get_draft(problem.name, seed)
+            p = problem.problem
+            try:
+                table, points, truth = instance_tables(problem, draft)
+                law = parse_law(problem.truth, p.inputs, p.targets)
+                constants = fit_law(law, table, seed=0).constants
+            except (SldError, ValueError) as exc:
+                yield {"problem": problem.name, "family": problem.family, "error": str(exc)}
+                continue
+            new = new_runs(truth, problem.noise, seed)
+            for method in ("bootstrap", "delta"):
+                yield _measured(problem, seed, "true form", method, law, table, constants, points, truth, new, level)
+
+
+def discovered_rows(path, level):
+    rows = json.load(open(path))
+    rows = rows.get("problems", rows) if isinstance(rows, dict) else rows
+    suite = {p.name: p for p in synthetic_suite(0)}
+    for row in rows:
+        problem = suite.get(row.get("problem"))
+        if problem is None or not row.get("constants") or not problem.problem.axis:
+            continue
+        p = problem.problem
+        try:
+            table, points, truth = instance_tables(problem, get_draft(problem.name, 0))
+            law = parse_law(row["law"], p.inputs, p.targets)
+            others = [Member(parse_law(a["law"], p.inputs, p.targets), a["constants"]) for a in row.get("alternatives", [])]
+        except (SldError, ValueError) as exc:
+            yield {"problem": problem.name, "family": problem.family, "error": str(exc)}
+            continue
+        new = new_runs(truth, problem.noise, 0)
+        yield _measured(problem, 0, "discovered", "delta", law, table, row["constants"], points, truth, new, level)
+        yield _measured(problem, 0, "discovered + forms", "delta", law, table, row["constants"], points, truth, new,
+                        level, others)
+
+
+def _measured(problem, seed, law_kind, method, law, table, constants, points, truth, new, level, others=()):
+    start = time.perf_counter()
+    out = {"problem": problem.name, "family": problem.family, "data_seed": seed, "law": law_kind, "method": method,
+           "forms": 1 + len(others)}
+    try:
+        out.update(coverage(law, table, constants, points, truth, new, method, level, others))
+    except SldError as exc:
+        out["error"] = str(exc)
+    out["seconds"] = round(time.perf_counter() - start, 2)
+    return out
+
+
+def report(rows: list[dict], level: float) -> None:
+    done = [r for r in rows if "error" not in r]
+    print(f"nominal level {level:.0%}; probes {FACTOR:g}x beyond the data; "
+          f"{len(rows) - len(done)} instance(s) without an interval\n")
+    print("| law | method | instances | CI contains truth | PI contains new run | PI contains truth | median PI width |")
+    print("|---|---|---|---|---|---|---|")
+    by = defaultdict(list)
+    for r in done:
+        by[(r["law"], r["method"])].append(r)
+    for (law, method), rs in by.items():
+        cells = [f"{statistics.mean(r[c] for r in rs):.1%}" for c in CHECKS]
+        width = statistics.median(r["pi_width"] for r in rs)
+        print(f"| {law} | {method} | {len(rs)} | " + " | ".join(cells) + f" | {width:.1%} |")
+    print("\nBy family (PI contains the new run):\n")
+    keys = list(by)
+    print("| family | " + " | ".join(f"{law}, {method}" for law, method in keys) + " |")
+    print("|---|" + "---|" * len(keys))
+    for family in dict.fromkeys(r["family"] for r in done):
+        cells = []
+        for key in keys:
+            rs = [r for r in by[key] if r["family"] == family]
+            cells.append(f"{statistics.mean(r['pi_new'] for r in rs):.0%} ({len(rs)})" if rs else "-")
+        print(f"| {family} | " + " | ".join(cells) + " |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data-seeds", type=int, nargs="*", default=[0, 1, 2])
+    ap.add_argument("--from-suite", nargs="*", default=[], help="JSON of `sld bench --suite synthetic --json`")
+    ap.add_argument("--level", type=float, default=0.9)
+    ap.add_argument("--json", help="write every instance's row here")
+    args = ap.parse_args()
+    rows = list(true_form_rows(args.data_seeds, args.level))
+    for path in args.from_suite:
+        rows += list(discovered_rows(path, args.level))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    report(rows, args.level)
+
+
+if __name__ == "__main__":
+    main()
