@@ -55,7 +55,7 @@ def optimal_allocation(law: Law, constants: Mapping[str, Mapping[str, float]], *
     draws = []
     for replicate in boot.replicates:
         if group in replicate:
-            nb, lb, _ = _minimise(law, replicate, size, data, budget, size_range, group, fixed or {}, flops_per)
+            nb, lb = _grid_minimum(law, replicate, size, data, budget, size_range, group, fixed or {}, flops_per)
             if np.isfinite(lb):
                 draws.append((nb, budget / (flops_per * nb), lb))
     if len(draws) >= 2:
@@ -70,6 +70,46 @@ def optimal_allocation(law: Law, constants: Mapping[str, Mapping[str, float]], *
 def allocation_curve(law: Law, constants, budgets: Sequence[float], **kw) -> list[Allocation]:
     """N*(C), D*(C) and the loss at the optimum over a range of budgets."""
     return [optimal_allocation(law, constants, budget=float(c), **kw) for c in budgets]
+
+
+def isoflop_profile(law: Law, constants, *, size: str, data: str, budget: float, size_range: tuple[float, float],
+                    group: str | None = None, fixed: Mapping[str, float] | None = None,
+                    flops_per: float = FLOPS_PER_PARAM_TOKEN, points: int = 25) -> tuple[np.ndarray, np.ndarray]:
+    """(sizes, predicted loss) along one budget line: the fitted IsoFLOP view, a check of the optimum
+    by eye (its minimum is where ``optimal_allocation`` puts N*), not an estimator of its own."""
+    _check(law, size, data, budget, size_range, fixed or {})
+    group = group or next(iter(constants))
+    sizes = np.geomspace(size_range[0], size_range[1], points)
+    return sizes, _losses(law, constants, size, data, budget, sizes, group, fixed or {}, flops_per)
+
+
+def _losses(law, constants, size, data, budget, sizes, group, fixed, flops_per) -> np.ndarray:
+    """The law's first target along the budget line at ``sizes``, in one evaluation; inf where not finite."""
+    n = len(sizes)
+    X = {name: np.full(n, fixed.get(name, np.nan), dtype=float) for name in law.inputs}
+    X[size], X[data] = np.asarray(sizes, float), budget / (flops_per * np.asarray(sizes, float))
+    groups = np.full(n, group, dtype=object)
+    with np.errstate(all="ignore"):
+        values = predict(law, Table(X, np.full((n, len(law.targets)), np.nan), groups), constants, groups)[:, 0]
+    return np.where(np.isfinite(values), values, np.inf)
+
+
+def _grid_minimum(law, constants, size, data, budget, size_range, group, fixed, flops_per, points=257):
+    """The optimum on a fine log grid, refined by the parabola through the best point and its neighbours:
+    one evaluation per replicate (an interval needs hundreds of them)."""
+    logs = np.linspace(np.log(size_range[0]), np.log(size_range[1]), points)
+    values = _losses(law, constants, size, data, budget, np.exp(logs), group, fixed, flops_per)
+    if not np.any(np.isfinite(values)):
+        return float(np.exp(logs[0])), float("nan")
+    k = int(np.argmin(values))
+    if 0 < k < points - 1 and np.all(np.isfinite(values[k - 1:k + 2])):
+        y0, y1, y2 = values[k - 1:k + 2]
+        curvature = y0 - 2 * y1 + y2
+        if curvature > 0:
+            step = logs[1] - logs[0]
+            log_n = logs[k] + 0.5 * step * (y0 - y2) / curvature
+            return float(np.exp(log_n)), float(values[k])
+    return float(np.exp(logs[k])), float(values[k])
 
 
 def _minimise(law, constants, size, data, budget, size_range, group, fixed, flops_per):

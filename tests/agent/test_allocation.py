@@ -47,3 +47,24 @@ def test_a_law_with_other_inputs_needs_their_values_and_named_columns_must_be_in
     assert fine.size == pytest.approx(closed_form(1e21, **HOFFMANN["all_data"]), rel=1e-3)
     with pytest.raises(DataError, match="tokens"):
         optimal_allocation(CHINCHILLA, HOFFMANN, size="N", data="tokens", budget=1e21, size_range=(1e6, 1e13))
+
+
+def test_replicates_give_an_interval_around_the_optimum_and_the_isoflop_view_bottoms_out_there():
+    from agent.allocation import isoflop_profile
+    from agent.uncertainty import Bootstrap
+    rng = np.random.default_rng(0)
+    base = HOFFMANN["all_data"]
+    replicates = tuple({"all_data": {**base, "a": base["a"] * (1 + 0.03 * rng.standard_normal()),
+                                     "b": base["b"] * (1 + 0.03 * rng.standard_normal())}} for _ in range(100))
+    boot = Bootstrap(replicates, ((0.0, 0.01),), (True,))
+    out = optimal_allocation(CHINCHILLA, HOFFMANN, size="N", data="D", budget=1e23, size_range=(1e6, 1e14),
+                             boot=boot)
+    lo, hi = out.interval["size"]
+    assert lo < out.size < hi and hi / lo > 1.2  # the exponents' spread moves N*
+    one = optimal_allocation(CHINCHILLA, {"all_data": replicates[0]["all_data"]}, size="N", data="D", budget=1e23,
+                             size_range=(1e6, 1e14))
+    from agent.allocation import _grid_minimum
+    fast, _ = _grid_minimum(CHINCHILLA, replicates[0], "N", "D", 1e23, (1e6, 1e14), "all_data", {}, 6.0)
+    assert fast == pytest.approx(one.size, rel=0.01)  # the replicates' fast optimum agrees with the careful one
+    sizes, losses = isoflop_profile(CHINCHILLA, HOFFMANN, size="N", data="D", budget=1e23, size_range=(1e8, 1e13))
+    assert sizes[np.argmin(losses)] == pytest.approx(out.size, rel=0.6)  # 25 points: within one grid step

@@ -66,6 +66,9 @@ def test_allocate_finds_the_textbook_optimum_with_an_interval(sld, saved_law):
         assert r["size"] * r["data"] * 6 == pytest.approx(r["budget"])
         assert r["interval"]["size"][0] <= r["size"] <= r["interval"]["size"][1]
     assert rows[1]["size"] > rows[0]["size"] and rows[1]["loss"] < rows[0]["loss"]
+    same = sld("optimal", "--law", str(law), "--size", "N", "--data", "D", "--compute", "1e20,1e22",
+               "--size-range", "1e6,1e13", "--json")  # the spelling of the same command
+    assert same.exit_code == 0 and json.loads(same.stdout)["allocations"] == rows
 
 
 @pytest.mark.parametrize("args, message", [

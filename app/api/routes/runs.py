@@ -13,6 +13,7 @@ from app.api.deps import (
     CandidateId, ComparisonId, DatasetIdQuery, EventIdQuery, PagingDep, ReadStorage, RunId, SettingsDep, WriteStorage,
 )
 from app.api.reads import cached_read, fresh_read, version_key
+from app.schemas.answers import OptimalCreate, OptimalPublic
 from app.schemas.common import PagePublic
 from app.schemas.laws import (
     BestLawPublic, CandidatePublic, ComparisonJobPublic, ComparisonPublic, LawCreate, SuggestCreate, SuggestPublic,
@@ -20,6 +21,7 @@ from app.schemas.laws import (
 from app.schemas.runs import EventPublic, RunCreate, RunPublic
 from app.services.laws import best_law
 from app.services.runspec import resolve_run_spec
+from app.services.optimal import optimal_for_run
 from app.services.suggest import suggest_next_runs
 from app.services.compare import comparison_inputs, run_comparison
 from app.services.compare_budget import comparison_options
@@ -110,6 +112,12 @@ async def compare_with_human(run_id: RunId, request: Request, storage: ReadStora
              summary="Which runs to do next: candidates ranked by how much they narrow the target predictions, per cost")
 def suggest_runs(run_id: RunId, req: SuggestCreate, storage: ReadStorage) -> SuggestPublic:
     return suggest_next_runs(storage, run_id, req)
+
+
+@router.post("/{run_id}/optimal", response_model=OptimalPublic,
+             summary="Compute-optimal allocation: for each budget, the size and data that minimise the law's loss")
+def optimal(run_id: RunId, req: OptimalCreate, storage: ReadStorage) -> OptimalPublic:
+    return optimal_for_run(storage, run_id, req)
 
 
 @router.post("/{run_id}/compare", status_code=202, response_model=ComparisonJobPublic,
