@@ -14,7 +14,7 @@ problem's own noise (row and seed noise) on it.  Three checks, at the nominal le
 Laws, one or both:
 * ``--data-seeds``: the true form refitted on the training rows (parameter uncertainty only), over
   several data seeds of the suite: the bootstrap and the delta method side by side;
-* ``--from-suite FILE``: the laws `sld bench --suite synthetic --json` discovered (data seed 0),
+* ``--from-suite FILE``: the laws `sld bench --suite synthetic --json [--data-seed S]` discovered,
   with the delta method as the service stores it, alone and with the close finalists' forms.
 
 An instance's coverage is the share of its probe predictions covered; the tables average instances.
@@ -116,24 +116,25 @@ def true_form_rows(seeds, level):
 
 
 def discovered_rows(path, level):
-    rows = json.load(open(path))
-    rows = rows.get("problems", rows) if isinstance(rows, dict) else rows
-    suite = {p.name: p for p in synthetic_suite(0)}
+    summary = json.load(open(path))
+    data_seed = int(summary.get("suite_seed", 0))
+    rows = summary["problems"]
+    suite = {p.name: p for p in synthetic_suite(data_seed)}
     for row in rows:
         problem = suite.get(row.get("problem"))
         if problem is None or not row.get("constants") or not problem.problem.axis:
             continue
         p = problem.problem
         try:
-            table, points, truth = instance_tables(problem, get_draft(problem.name, 0))
+            table, points, truth = instance_tables(problem, get_draft(problem.name, data_seed))
             law = parse_law(row["law"], p.inputs, p.targets)
             others = [Member(parse_law(a["law"], p.inputs, p.targets), a["constants"]) for a in row.get("alternatives", [])]
         except (SldError, ValueError) as exc:
             yield {"problem": problem.name, "family": problem.family, "error": str(exc)}
             continue
-        new = new_runs(truth, problem.noise, 0)
-        yield _measured(problem, 0, "discovered", "delta", law, table, row["constants"], points, truth, new, level)
-        yield _measured(problem, 0, "discovered + forms", "delta", law, table, row["constants"], points, truth, new,
+        new = new_runs(truth, problem.noise, data_seed)
+        yield _measured(problem, data_seed, "discovered", "delta", law, table, row["constants"], points, truth, new, level)
+        yield _measured(problem, data_seed, "discovered + forms", "delta", law, table, row["constants"], points, truth, new,
                         level, others)
 
 

@@ -54,22 +54,24 @@ def bench(
     family: Optional[List[str]] = typer.Option(None, "--family", help="With --suite: only this law family (repeatable)."),
     problem: Optional[List[str]] = typer.Option(None, "--problem", help="With --suite: only this problem (repeatable)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="With --suite: at most this many problems."),
+    data_seed: Optional[int] = typer.Option(None, "--data-seed", help="With --suite: draw the problems' constants "
+                                            "and noise from this seed (default 0; --seed varies the search)."),
 ):
     """Score laws on the test split of each task (R², NMSE, NMAE; groups concatenated) and their mean.
 
     The mean is reported raw and with each task's R² floored at -1, as the SLDBench paper does.
     With --suite synthetic: search each synthetic problem as `sld discover --csv` does by default.
     """
-    if suite is not None or family or problem or limit is not None:
+    if suite is not None or family or problem or limit is not None or data_seed is not None:
         from agent.errors import DataError
         from app.cli.suite_cmd import run_suite
 
         if suite is None:
-            raise DataError("--family, --problem and --limit need --suite synthetic")
+            raise DataError("--family, --problem, --limit and --data-seed need --suite synthetic")
         if task:
             raise DataError("--task names an SLDBench task; with --suite use --problem or --family")
         run_suite(suite, seed=seed, families=family, problems=problem, limit=limit, budget=budget, work=work,
-                  time_limit=time_limit, workers=workers, as_json=as_json)
+                  time_limit=time_limit, workers=workers, as_json=as_json, data_seed=data_seed)
         return
     specs = [get_task(name) for name in task] if task else all_tasks()
     err = Console(stderr=True)

@@ -16,7 +16,7 @@ SUITES = ("synthetic",)
 
 def run_suite(suite: str, *, seed: int, families: list[str] | None, problems: list[str] | None,
               limit: int | None, budget: int | None, work: float | None, time_limit: float | None,
-              workers: int, as_json: bool) -> None:
+              workers: int, as_json: bool, data_seed: int | None = None) -> None:
     from tasks.synthetic import SUITE_SEED, UnknownProblem, synthetic_suite
 
     if suite not in SUITES:
@@ -24,7 +24,8 @@ def run_suite(suite: str, *, seed: int, families: list[str] | None, problems: li
     if limit is not None and limit < 1:
         raise DataError("--limit must be at least 1")
     try:
-        chosen = synthetic_suite(SUITE_SEED, names=problems, families=families)
+        data_seed = SUITE_SEED if data_seed is None else data_seed
+        chosen = synthetic_suite(data_seed, names=problems, families=families)
     except UnknownProblem as exc:
         raise DataError(f"unknown synthetic problem or family: {exc.args[0]} (see tasks/synthetic/catalog.py)") from None
     chosen = chosen[:limit] if limit else chosen
@@ -34,7 +35,7 @@ def run_suite(suite: str, *, seed: int, families: list[str] | None, problems: li
             status.update(f"searching laws (seed {seed}): {problem.name} ({i}/{len(chosen)})")
             rows.append(run_problem(problem, seed=seed, budget=budget, work=work, time_limit=time_limit,
                                     workers=workers))
-    summary = {"suite": suite, "suite_seed": SUITE_SEED, "seed": seed, **summarize_suite(rows)}
+    summary = {"suite": suite, "suite_seed": data_seed, "seed": seed, **summarize_suite(rows)}
     if as_json:
         typer.echo(json.dumps(summary))
     else:

@@ -122,6 +122,21 @@ def test_the_table_shows_each_problem_and_the_per_family_summary(sld, monkeypatc
     assert "Per family" in result.stdout and "3 (100%)" in result.stdout and "0.9500" in result.stdout
 
 
+def test_another_data_seed_draws_other_constants_and_noise_for_the_same_problems(sld, monkeypatch):
+    seen = []
+
+    def fake_run(problem, **options):
+        seen.append(problem.train.iloc[0].to_dict())
+        return row(problem.name, problem.family, 0.95, 0.05, 0.05, True)
+
+    monkeypatch.setattr(app.cli.suite_cmd, "run_problem", fake_run)
+    for data_seed in ("0", "1", "1"):
+        result = sld("bench", "--suite", "synthetic", "--problem", "moe_01", "--data-seed", data_seed, "--json")
+        assert result.exit_code == 0, result.stderr
+        assert json.loads(result.stdout)["suite_seed"] == int(data_seed)
+    assert seen[0] != seen[1] and seen[1] == seen[2]
+
+
 @pytest.mark.slow
 def test_one_small_problem_with_a_tiny_budget_gives_a_well_formed_record(sld):
     result = sld("bench", "--suite", "synthetic", "--problem", "power_offset_01", "--budget", "30", "--work", "20000",
