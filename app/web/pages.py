@@ -220,8 +220,10 @@ async def predict(request: Request, run_id: RunId, storage: ReadStorage) -> HTML
     if run.spec.get("group") and form.get("group"):
         point[run.spec["group"]] = str(form.get("group"))
     candidate = form.get("candidate")
-    req = _checked(PredictCreate, {"run_id": run_id, "candidate_id": candidate or None, "points": [point]})
-    result = await run_in_threadpool(law_service.predict, storage, req)
+    body = {"run_id": run_id, "candidate_id": candidate or None, "points": [point]}
+    if not candidate and (run.final or {}).get("uncertainty"):  # the final law's stored draws: a band at no cost
+        body.update(interval=0.9, kind="prediction")
+    result = await run_in_threadpool(law_service.predict, storage, _checked(PredictCreate, body))
     return page(request, "_prediction.html", point=point, result=result)
 
 

@@ -128,6 +128,12 @@ def test_the_whole_journey_in_a_browser(browser, server, shots):
         assert page.locator(".law-math math").count() == 1
         assert page.locator("#law-plot canvas").count() >= 1 and page.locator("#residual-plot canvas").count() >= 1
         w.check(shots, "law")
+        page.get_by_label("Candidate runs").fill("num_params,parallel_size,group\n1e9,8,pile\n5e8,2,pile\n")
+        page.get_by_label("Target").fill("num_params=2e9,parallel_size=16,group=pile")
+        page.get_by_role("button", name="Rank").click()
+        page.get_by_test_id("suggestions").wait_for()
+        assert page.get_by_test_id("suggestions").locator("li").count() == 2
+        w.check(shots, "law-suggestions")
 
         page.get_by_role("link", name="Compare with another law →").click()
         page.get_by_role("button", name="Compare with the human law").click()

@@ -112,6 +112,8 @@ def test_a_prediction_typed_on_the_law_page(site):
     assert r.status_code == 200 and 'data-testid="prediction"' in r.text
     value = float(re.search(r"loss = ([0-9.e+-]+)", r.text).group(1))
     assert value == pytest.approx(1.8 + 300 * 1e10 ** -0.3, rel=0.05)
+    lo, hi = map(float, re.search(r"90 % prediction interval ([0-9.e+-]+) – ([0-9.e+-]+)", r.text).groups())
+    assert lo < value < hi  # from the draws the worker stored: no refit in the request
     bad = client.post(f"/ui/runs/{run_id}/predict", data={"N": "lots", "group": "a"})
     assert bad.status_code == 422 and "N must be a number" in bad.text
 
@@ -220,3 +222,41 @@ def test_a_sweep_shows_on_the_home_page_and_its_page_follows_its_points(client, 
     assert "2.7036" in fragment and 'data-testid="count-done">1<' in fragment
     assert "dataset " in fragment and "/ui/datasets/" in fragment
     assert client.get("/ui/sweeps/999").status_code == 404
+
+
+def test_a_law_over_size_and_data_answers_allocation_and_next_runs_on_its_page(site):
+    """The law page's two answer forms, on an N x D sweep: N*(C) with its interval and IsoFLOP check,
+    and candidate runs ranked for a target, each through the API's own request model."""
+    import io
+
+    import numpy as np
+    import pandas as pd
+
+    from app.worker import Worker
+
+    client = site.client
+    n, d = np.meshgrid(np.geomspace(1e7, 1e9, 5), np.geomspace(1e9, 1e11, 5))
+    df = pd.DataFrame({"N": n.ravel(), "D": d.ravel()})
+    df["loss"] = (1.7 + 400 / df.N ** 0.34 + 410 / df.D ** 0.28) * np.exp(np.random.default_rng(0).normal(0, 0.003, 25))
+    buf = io.StringIO()
+    df.to_csv(buf, index=False)
+    up = client.post("/datasets", files={"file": ("nd.csv", buf.getvalue().encode(), "text/csv")}, data={"name": "nd"})
+    run = client.post("/runs", json={"dataset_id": up.json()["id"], "inputs": ["N", "D"], "targets": ["loss"],
+                                     "axis": ["N"], "budget": 16}).json()
+    Worker(site.storage, site.settings, worker_id="web-answers").run_once()
+    page = client.get(f"/ui/runs/{run['id']}/law").text
+    assert "Compute-optimal allocation" in page and "Which run to do next" in page
+    r = client.post(f"/ui/runs/{run['id']}/optimal", data={"size": "N", "data": "D", "budgets": "1e20,1e22",
+                                                            "size_range": "1e6,1e13"})
+    assert r.status_code == 200 and 'data-testid="allocations"' in r.text, r.text
+    assert 'data-plot-for="allocation-plot"' in r.text and 'data-plot-for="isoflop-plot"' in r.text
+    assert r.text.count("<tr>") >= 3 and "–" in r.text  # a row per budget, each with its interval
+    bad = client.post(f"/ui/runs/{run['id']}/optimal", data={"size": "N", "data": "D", "budgets": "lots",
+                                                              "size_range": "1e6,1e13"})
+    assert bad.status_code == 422 and "budgets must be a number" in bad.text
+    r = client.post(f"/ui/runs/{run['id']}/suggest", data={
+        "candidates": "N,D\n2e9,2e11\n3e7,3e9\n", "target": "N=1e10,D=1e12"})
+    assert r.status_code == 200 and 'data-testid="suggestions"' in r.text, r.text
+    assert r.text.count("<li>") == 2 and "narrows" in r.text
+    bad = client.post(f"/ui/runs/{run['id']}/suggest", data={"candidates": "N,D\n2e9,2e11\n", "target": "N=big"})
+    assert bad.status_code == 422 and "N must be a number" in bad.text
