@@ -15,7 +15,8 @@ Laws, one or both:
 * ``--data-seeds``: the true form refitted on the training rows (parameter uncertainty only), over
   several data seeds of the suite: the bootstrap and the delta method side by side;
 * ``--from-suite FILE``: the laws `sld bench --suite synthetic --json [--data-seed S]` discovered,
-  with the delta method as the service stores it, alone and with the close finalists' forms.
+  with the bootstrap and with the delta method (as the service stores it), each alone and pooled with
+  the close finalists' forms (as the service and `sld predict` give it).
 
 An instance's coverage is the share of its probe predictions covered; the tables average instances.
 
@@ -133,9 +134,11 @@ def discovered_rows(path, level):
             yield {"problem": problem.name, "family": problem.family, "error": str(exc)}
             continue
         new = new_runs(truth, problem.noise, data_seed)
-        yield _measured(problem, data_seed, "discovered", "delta", law, table, row["constants"], points, truth, new, level)
-        yield _measured(problem, data_seed, "discovered + forms", "delta", law, table, row["constants"], points, truth, new,
-                        level, others)
+        for method in ("bootstrap", "delta"):
+            yield _measured(problem, data_seed, "discovered", method, law, table, row["constants"], points, truth,
+                            new, level)
+            yield _measured(problem, data_seed, "discovered + forms", method, law, table, row["constants"], points,
+                            truth, new, level, others)
 
 
 def _measured(problem, seed, law_kind, method, law, table, constants, points, truth, new, level, others=()):
