@@ -48,7 +48,8 @@ def make_instance(k: int):
     design, extra, noise = DESIGNS[k % len(DESIGNS)]
     seqs = np.random.SeedSequence([2026, k]).spawn(3)
     draft = chinchilla_additive(Draw(np.random.default_rng(seqs[0])), design=design, noise=noise, **extra)
-    problem = finish(f"allocation_{k:02d}_{design}", draft, np.random.default_rng(seqs[1]), np.random.default_rng(seqs[2]))
+    problem = finish(f"allocation_{k:02d}_{design}", draft, np.random.default_rng(seqs[1]),
+                     np.random.default_rng(seqs[2]))
     return draft, problem
 
 

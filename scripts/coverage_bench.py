@@ -129,7 +129,8 @@ def discovered_rows(path, level):
         try:
             table, points, truth = instance_tables(problem, get_draft(problem.name, data_seed))
             law = parse_law(row["law"], p.inputs, p.targets)
-            others = [Member(parse_law(a["law"], p.inputs, p.targets), a["constants"]) for a in row.get("alternatives", [])]
+            others = [Member(parse_law(a["law"], p.inputs, p.targets), a["constants"])
+                      for a in row.get("alternatives", [])]
         except (SldError, ValueError) as exc:
             yield {"problem": problem.name, "family": problem.family, "error": str(exc)}
             continue

@@ -211,7 +211,9 @@ class Search:
         out = []
         others = sorted((c for c in close if c.id != chosen.id), key=lambda c: (-c.score, c.id))
         for c in others[:MAX_ALTERNATIVES]:
-            options = replace(self.config.final_fit, loss=c.fit["method"]) if c.fit.get("method") else self.config.final_fit
+            options = self.config.final_fit
+            if c.fit.get("method"):
+                options = replace(options, loss=c.fit["method"])
             try:
                 fitted = refit_final(c, self.problem, self.table, options, self.config.seed, self.units)
             except (LawError, FitError):

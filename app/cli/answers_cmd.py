@@ -80,7 +80,8 @@ def allocate_cmd(
     law: Path = typer.Option(..., "--law", help="A law JSON from `sld discover --save` with a size and a data input."),
     size: str = typer.Option(..., "--size", help="The law's model-size column (N)."),
     data: str = typer.Option(..., "--data", help="The law's data column (D, tokens)."),
-    budget: str = typer.Option(..., "--budget", "--compute", help="Compute budget(s) in FLOPs, comma-separated: 1e21 or 1e19,1e21,1e23."),
+    budget: str = typer.Option(..., "--budget", "--compute",
+                               help="Compute budget(s) in FLOPs, comma-separated: 1e21 or 1e19,1e21,1e23."),
     size_range: str = typer.Option(..., "--size-range", help="The sizes you would train, LOW,HIGH (e.g. 1e7,1e12): "
                                    "the optimum is searched there and flagged when it sits on an edge."),
     flops_per: float = typer.Option(6.0, "--flops-per", help="k in C = k*N*D (6: forward and backward passes)."),

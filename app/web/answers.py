@@ -19,7 +19,7 @@ from app.schemas.answers import OptimalCreate
 from app.schemas.laws import SuggestCreate
 from app.services.optimal import optimal_for_run
 from app.services.suggest import suggest_next_runs
-from app.web.pages import _checked, page
+from app.web.pages import checked_form, page
 from app.web.plots import PlotSpec, Series
 
 router = APIRouter(include_in_schema=False)
@@ -33,7 +33,7 @@ async def optimal(request: Request, run_id: RunId, storage: ReadStorage) -> HTML
     body = {"size": str(form.get("size", "")), "data": str(form.get("data", "")),
             "budgets": _numbers(form.get("budgets"), "budgets"),
             "size_range": _numbers(form.get("size_range"), "size range")}
-    result = await run_in_threadpool(optimal_for_run, storage, run_id, _checked(OptimalCreate, body))
+    result = await run_in_threadpool(optimal_for_run, storage, run_id, checked_form(OptimalCreate, body))
     rows = result.allocations
     curve = PlotSpec(f"Compute-optimal {result.size} and {result.data}", "compute C (FLOPs)",
                      f"{result.size}* and {result.data}*", log_x=True, log_y=True, series=[
@@ -69,7 +69,7 @@ async def suggest(request: Request, run_id: RunId, storage: ReadStorage) -> HTML
         if name.strip():
             target[name.strip()] = value.strip() if name.strip() == group else _number(value, name.strip())
     body = {"candidates": candidates, "targets": [target], "top": 10}
-    result = await run_in_threadpool(suggest_next_runs, storage, run_id, _checked(SuggestCreate, body))
+    result = await run_in_threadpool(suggest_next_runs, storage, run_id, checked_form(SuggestCreate, body))
     return page(request, "_suggestions.html", result=result)
 
 

@@ -53,7 +53,7 @@ def error_page(request: Request, detail: str, status: int, headers=None) -> HTML
     return response
 
 
-def _checked(model, body: dict[str, Any]):
+def checked_form(model, body: dict[str, Any]):
     """A form's fields through the API's request model: the same checks, the same one-line errors."""
     try:
         return model.model_validate(body)
@@ -159,7 +159,7 @@ async def start_run(request: Request, dataset_id: DatasetId, storage: WriteStora
         if form.get("llm_endpoint"):
             llm["endpoint"] = str(form.get("llm_endpoint"))
         body["proposers"] = [{"kind": "offline", "weight": 1.0}, {"kind": "llm", "weight": 1.0, "llm": llm}]
-    req = _checked(RunCreate, body)
+    req = checked_form(RunCreate, body)
     spec = await run_in_threadpool(resolve_run_spec, req, storage, settings)
     run = await run_in_threadpool(storage.create_run, dataset_id, spec)
     return _see(f"/ui/runs/{run.id}")
@@ -223,7 +223,7 @@ async def predict(request: Request, run_id: RunId, storage: ReadStorage) -> HTML
     body = {"run_id": run_id, "candidate_id": candidate or None, "points": [point]}
     if not candidate and (run.final or {}).get("uncertainty"):  # the final law's stored draws: a band at no cost
         body.update(interval=0.9, kind="prediction")
-    result = await run_in_threadpool(law_service.predict, storage, _checked(PredictCreate, body))
+    result = await run_in_threadpool(law_service.predict, storage, checked_form(PredictCreate, body))
     return page(request, "_prediction.html", point=point, result=result)
 
 
@@ -256,7 +256,7 @@ async def compare(request: Request, run_id: RunId, storage: ReadStorage, setting
         text = str(form.get("lines") or "").strip()
         if not text:
             raise DataError("type a law to compare with, one line per target (e.g. loss = E + A*N**(-a))")
-        law = _checked(LawCreate, {"name": str(form.get("name") or "yours")[:100], "lines": text.splitlines()})
+        law = checked_form(LawCreate, {"name": str(form.get("name") or "yours")[:100], "lines": text.splitlines()})
         lines = [law.lines] if isinstance(law.lines, str) else law.lines
         job = await run_in_threadpool(queue_comparison, storage, settings, run_id, {"name": law.name, "lines": lines})
         return page(request, "_comparison_pending.html", job=job)
