@@ -58,11 +58,15 @@ class TrainerWorker:
 
     def train_point(self, claim: dict) -> int:
         """Train one claimed point and post its row; 1 when the row was stored, else 0."""
+        point = claim["point"]
+        try:
+            spec = TrainSpec.from_dict({**point["spec"], "threads": self.threads,
+                                        **({"device": self.device} if self.device else {})})
+        except (KeyError, TypeError, ValueError) as exc:  # a point this trainer cannot read fails, not the trainer
+            self._fail(point["id"], f"the point's spec cannot be read: {type(exc).__name__}: {exc}")
+            return 0
         from trainer.train import train
 
-        point = claim["point"]
-        spec = TrainSpec.from_dict({**point["spec"], "threads": self.threads,
-                                    **({"device": self.device} if self.device else {})})
         lost = threading.Event()
         stop = threading.Event()
         beat = threading.Thread(target=self._heartbeat, args=(point["id"], claim["heartbeat_interval"], stop, lost),
@@ -82,9 +86,7 @@ class TrainerWorker:
             return 0
         except Exception as exc:  # a run that cannot train (out of memory, a bad device) is reported, not fatal
             stop.set()
-            self._call("POST", f"/sweeps/points/{point['id']}/fail",
-                       json={"worker_id": self.worker_id, "error": f"{type(exc).__name__}: {exc}"[:2000]})
-            self.log(f"point {point['id']} failed: {exc}")
+            self._fail(point["id"], f"{type(exc).__name__}: {exc}")
             return 0
         finally:
             stop.set()
@@ -97,6 +99,10 @@ class TrainerWorker:
         self.log(f"point {point['id']}: val loss {result.val_loss:.4f} in {result.seconds:.1f} s "
                  f"({result.tokens_per_s:,.0f} tokens/s)")
         return 1
+
+    def _fail(self, point_id: int, error: str) -> None:
+        self._call("POST", f"/sweeps/points/{point_id}/fail", json={"worker_id": self.worker_id, "error": error[:2000]})
+        self.log(f"point {point_id} failed: {error}")
 
     def _heartbeat(self, point_id: int, interval: float, stop: threading.Event, lost: threading.Event) -> None:
         while not stop.wait(interval):
