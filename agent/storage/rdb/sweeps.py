@@ -60,8 +60,10 @@ class SweepVerbs:
         with self._read() as s:
             where = self._owned(m.SweepRow.tenant)
             total = s.scalar(select(func.count()).select_from(m.SweepRow).where(*where))
-            rows = s.scalars(select(m.SweepRow).where(*where).order_by(m.SweepRow.id.desc()).offset(offset).limit(limit))
-            return Page(tuple(self._sweep_record(s, r) for r in rows), total, offset, limit)
+            rows = list(s.scalars(select(m.SweepRow).where(*where).order_by(m.SweepRow.id.desc())
+                                  .offset(offset).limit(limit)))
+            counts = self._point_counts(s, [r.id for r in rows])  # one grouped query for the page, not one a sweep
+            return Page(tuple(self._sweep_record(s, r, counts.get(r.id, {})) for r in rows), total, offset, limit)
 
     def list_sweep_points(self, sweep_id: int) -> list[SweepPointRecord]:
         """Every point of the sweep, in the order they were planned."""
@@ -141,9 +143,19 @@ class SweepVerbs:
         return row
 
     @staticmethod
-    def _sweep_record(s, row: m.SweepRow) -> SweepRecord:
+    def _point_counts(s, sweep_ids: list[int]) -> dict[int, dict[str, int]]:
+        """Points per state, per sweep."""
         p = m.SweepPointRow
+        out: dict[int, dict[str, int]] = {}
+        if sweep_ids:
+            grouped = select(p.sweep_id, p.state, func.count()).where(p.sweep_id.in_(sweep_ids))
+            for sweep_id, state, n in s.execute(grouped.group_by(p.sweep_id, p.state)).all():
+                out.setdefault(sweep_id, {})[state] = n
+        return out
+
+    @classmethod
+    def _sweep_record(cls, s, row: m.SweepRow, counted: dict[str, int] | None = None) -> SweepRecord:
         counts = dict.fromkeys(SWEEP_POINT_STATES, 0)
-        counts.update(dict(s.execute(select(p.state, func.count()).where(p.sweep_id == row.id).group_by(p.state)).all()))
+        counts.update(cls._point_counts(s, [row.id]).get(row.id, {}) if counted is None else counted)
         return SweepRecord(id=row.id, name=row.name, design=dict(row.design), created_at=cv.aware(row.created_at),
                            dataset_id=row.dataset_id, counts=counts, tenant=row.tenant)

@@ -57,6 +57,9 @@ def test_points_are_claimed_cheapest_first_and_each_by_one_trainer(storage):
     first = storage.create_sweep("again", {}, POINTS)
     assert storage.claim_sweep_point("t5", stale_after=60).spec == {"d_model": 32, "tokens": 1000}
     assert first.id != sweep.id
+    listed = {r.id: r.counts for r in storage.list_sweeps().items}  # each sweep's own counts, counted at once
+    assert listed == {sweep.id: {"queued": 0, "running": 3, "done": 0, "failed": 0},
+                      first.id: {"queued": 2, "running": 1, "done": 0, "failed": 0}}
 
 
 def test_the_first_row_makes_the_dataset_and_later_rows_join_it(storage):
