@@ -201,6 +201,10 @@ class BaseStorage(abc.ABC):
         """A sweep of ``points`` (a training spec and its cost each), all queued."""
 
     @abc.abstractmethod
+    def add_sweep_points(self, sweep_id: int, points: Sequence[tuple[Mapping[str, Any], float]]) -> SweepRecord:
+        """Queue more ``points`` in a sweep (a suggested next run): their rows go to the sweep's dataset."""
+
+    @abc.abstractmethod
     def get_sweep(self, sweep_id: int) -> SweepRecord:
         """Raises NotFoundError."""
 

@@ -45,6 +45,20 @@ class SweepCreate(RequestModel):
         return self
 
 
+class SweepPointsAdd(RequestModel):
+    """More runs for a sweep (a suggested next run, say): every size × token budget, trained like the
+    sweep's other points (its batch size, context and device) and stored in its dataset."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"n_params": [4e5], "tokens": [8e6]}]})
+
+    n_params: list[Params] = Field(min_length=1, max_length=16)
+    tokens: list[Tokens] = Field(min_length=1, max_length=16)
+    lrs: list[Annotated[float, Field(gt=0, lt=1)] | None] = Field(default_factory=lambda: [None], min_length=1,
+                                                                  max_length=4)
+    seeds: list[Annotated[int, Field(ge=0, le=2**31 - 1)]] = Field(default_factory=lambda: [0], min_length=1,
+                                                                   max_length=4)
+
+
 class SweepPointPublic(BaseModel):
     id: int
     sweep_id: int

@@ -63,6 +63,29 @@ def test_a_trainer_claims_heartbeats_and_posts_the_row_that_makes_the_dataset(cl
     assert list(rows[0]) == list(ROW_COLUMNS) and rows[0]["N"] == 7
 
 
+def test_a_suggested_run_is_queued_in_the_sweep_and_its_row_joins_the_sweeps_dataset(client):
+    """Which run to do next, done: the point trains like the sweep's own and feeds the same dataset."""
+    sweep = client.post("/sweeps", json=GRID | {"batch_sizes": [4], "context": 64}).json()
+    first = claim(client).json()["point"]
+    client.post(f"/sweeps/points/{first['id']}/result", json={"worker_id": "trainer-1", "row": a_row(N=1)})
+    added = client.post(f"/sweeps/{sweep['id']}/points", json={"n_params": [4e5], "tokens": [8e6]})
+    assert added.status_code == 201, added.text
+    out = added.json()
+    assert out["n_points"] == 5 and out["counts"]["queued"] == 4 and out["counts"]["done"] == 1
+    new = out["points"][-1]
+    assert new["seq"] == 4 and new["spec"]["batch"] == 4 and new["spec"]["context"] == 64
+    while (got := claim(client)).status_code == 200:  # cheapest first: the big suggested run comes last
+        point = got.json()["point"]
+        client.post(f"/sweeps/points/{point['id']}/result", json={"worker_id": "trainer-1",
+                                                                 "row": a_row(N=point["seq"])})
+    assert point["id"] == new["id"]
+    dataset_id = client.get(f"/sweeps/{sweep['id']}").json()["dataset_id"]
+    assert len(client.get(f"/datasets/{dataset_id}/rows").json()["items"]) == 5
+    assert client.post("/sweeps/999/points", json={"n_params": [4e5], "tokens": [8e6]}).status_code == 404
+    bad = client.post(f"/sweeps/{sweep['id']}/points", json={"n_params": [4e5], "tokens": []})
+    assert bad.status_code == 422
+
+
 def test_a_trainer_that_lost_its_point_gets_409_and_writes_nothing(client):
     client.post("/sweeps", json=GRID)
     point = claim(client).json()["point"]

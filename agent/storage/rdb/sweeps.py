@@ -52,6 +52,18 @@ class SweepVerbs:
             s.flush()
             return self._sweep_record(s, sweep)
 
+    def add_sweep_points(self, sweep_id: int, points: Sequence[tuple[dict, float]]) -> SweepRecord:
+        if not points:
+            raise ValueError("give at least one point to add")
+        with self._write() as s:
+            sweep = self._sweep_row(s, sweep_id)
+            p = m.SweepPointRow
+            first = (s.scalar(select(func.max(p.seq)).where(p.sweep_id == sweep_id)) or 0) + 1
+            s.add_all(p(sweep_id=sweep_id, seq=first + i, spec=cv.jsonable(dict(spec)), cost=float(cost),
+                        state="queued", attempts=0, tenant=sweep.tenant) for i, (spec, cost) in enumerate(points))
+            s.flush()
+            return self._sweep_record(s, sweep)
+
     def get_sweep(self, sweep_id: int) -> SweepRecord:
         with self._read() as s:
             return self._sweep_record(s, self._sweep_row(s, sweep_id))

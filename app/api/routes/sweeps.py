@@ -13,9 +13,10 @@ from agent.storage import ConflictError
 from app.api.deps import PagingDep, PointId, ReadStorage, SettingsDep, SweepId, WriteStorage
 from app.schemas.common import PagePublic
 from app.schemas.sweeps import (
-    ClaimRequest, Heartbeat, PointClaim, PointFailure, PointResult, SweepCreate, SweepPointPublic, SweepPublic,
+    ClaimRequest, Heartbeat, PointClaim, PointFailure, PointResult, SweepCreate, SweepPointPublic, SweepPointsAdd,
+    SweepPublic,
 )
-from app.services.sweeps import create_sweep, row_frame
+from app.services.sweeps import add_points, create_sweep, row_frame
 
 router = APIRouter(prefix="/sweeps", tags=["sweeps"])
 LOST = "this trainer no longer owns point {id}: it was silent too long and the point was queued again"
@@ -37,6 +38,13 @@ def list_sweeps(storage: ReadStorage, paging: PagingDep) -> PagePublic[SweepPubl
 @router.get("/{sweep_id}", response_model=SweepPublic, summary="A sweep: its dataset, progress and every point")
 def get_sweep(sweep_id: SweepId, storage: ReadStorage) -> SweepPublic:
     return SweepPublic.of(storage.get_sweep(sweep_id), storage.list_sweep_points(sweep_id))
+
+
+@router.post("/{sweep_id}/points", status_code=201, response_model=SweepPublic,
+             summary="Queue more runs in a sweep (a suggested next run): their rows join the sweep's dataset")
+def add_sweep_points(sweep_id: SweepId, req: SweepPointsAdd, storage: WriteStorage,
+                     settings: SettingsDep) -> SweepPublic:
+    return SweepPublic.of(add_points(storage, sweep_id, req, settings), storage.list_sweep_points(sweep_id))
 
 
 @router.post("/claim", response_model=PointClaim, responses={204: {"description": "no point to train"}},
