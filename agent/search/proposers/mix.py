@@ -18,8 +18,10 @@ asked again until one returns: the offline proposer makes that share.  A checkpo
 flight: a run resumed from one asks again from its next generation."""
 from __future__ import annotations
 
+import queue
+import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
 from typing import Any
@@ -46,6 +48,39 @@ class _Asked:
     reply: Future
 
 
+class _Background:
+    """One daemon thread that runs a slow proposer's requests in the order asked.
+
+    A daemon, unlike a ThreadPoolExecutor's threads (which the interpreter joins at exit): a reply
+    still being computed when the run ends is dropped, and the process does not wait for it."""
+
+    def __init__(self, name: str):
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._futures: list[Future] = []
+        threading.Thread(target=self._work, name=name, daemon=True).start()
+
+    def submit(self, fn, *args) -> Future:
+        future: Future = Future()
+        self._futures = [f for f in self._futures if not f.done()] + [future]
+        self._queue.put((future, fn, args))
+        return future
+
+    def shutdown(self) -> None:
+        for future in self._futures:
+            future.cancel()  # those not yet started; the one running finishes on its own and is dropped
+        self._queue.put(None)
+
+    def _work(self) -> None:
+        while (item := self._queue.get()) is not None:
+            future, fn, args = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn(*args))
+            except BaseException as exc:  # the caller reads it from the future, as from an executor's
+                future.set_exception(exc)
+
+
 class ProposerMix:
     def __init__(self, proposers: list[tuple[Proposer, float]] | None = None):
         self.proposers = list(proposers) if proposers else [(OfflineProposer(), 1.0)]
@@ -54,7 +89,7 @@ class ProposerMix:
         self.retired: dict[str, dict[str, Any]] = {}  # proposer name -> {"generation", "reason"}
         self._events: list[dict[str, Any]] = []
         self._asked: list[_Asked] = []
-        self._pools: dict[str, ThreadPoolExecutor] = {}
+        self._pools: dict[str, _Background] = {}
         self.waited_seconds = 0.0  # spent waiting for slow proposers' replies, over the run
 
     def ask_later(self, island: int, proposer: Proposer, ctx: ProposalContext, n: int,
@@ -70,7 +105,7 @@ class ProposerMix:
         # numbers, per-call seeds) does not depend on timing; its calls may still fan out inside
         pool = self._pools.get(proposer.name)
         if pool is None:
-            pool = self._pools[proposer.name] = ThreadPoolExecutor(max_workers=1, thread_name_prefix=proposer.name)
+            pool = self._pools[proposer.name] = _Background(proposer.name)
         self._asked.append(_Asked(island, proposer, ctx, n, rng, pool.submit(proposer.propose, ctx, n, rng)))
         return []
 
@@ -112,7 +147,7 @@ class ProposerMix:
         """Stop waiting for replies still in flight (their calls finish on their own and are dropped)."""
         self._asked = []
         for pool in self._pools.values():
-            pool.shutdown(wait=False, cancel_futures=True)
+            pool.shutdown()
         self._pools = {}
 
     def plan(self, proposals: int) -> list[dict[str, Any]]:
