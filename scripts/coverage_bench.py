@@ -78,8 +78,7 @@ def new_runs(truth: np.ndarray, noise, seed: int) -> np.ndarray:
 
 def coverage(law, table: Table, constants, points: Table, truth, new, method: str, level: float,
              others=()) -> dict:
-    make = bootstrap if method == "bootstrap" else laplace
-    replicates = make(law, table, constants, n=200, seed=0)
+    replicates = _replicates(law, table, constants, method)
     ci_lo, ci_hi = interval(law, points, replicates, level, "confidence", others=others)
     pi_lo, pi_hi = interval(law, points, replicates, level, "prediction", others=others)
     with np.errstate(all="ignore"):
@@ -87,6 +86,18 @@ def coverage(law, table: Table, constants, points: Table, truth, new, method: st
                 "pi_new": float(np.mean((pi_lo <= new) & (new <= pi_hi))),
                 "pi_truth": float(np.mean((pi_lo <= truth) & (truth <= pi_hi))),
                 "pi_width": float(np.nanmedian((pi_hi - pi_lo) / np.abs(truth)))}
+
+
+_last: list = []  # (law, table, method, replicates): a law is measured alone and then with its forms
+
+
+def _replicates(law, table: Table, constants, method: str):
+    """The law's replicates, drawn once for both measurements of one instance (seeded: the same either way)."""
+    if _last and _last[0] is law and _last[1] is table and _last[2] == method:
+        return _last[3]
+    make = bootstrap if method == "bootstrap" else laplace
+    _last[:] = [law, table, method, make(law, table, constants, n=200, seed=0)]
+    return _last[3]
 
 
 def instance_tables(problem, draft):
