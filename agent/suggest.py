@@ -86,7 +86,12 @@ def noise_of(replicates: Bootstrap) -> list[float]:
 
 def _ensemble_predictions(members: Sequence[Member], points: Table, log_space: Sequence[bool]) -> np.ndarray:
     out = np.full((len(members), len(points), len(log_space)), np.nan)
+    first: dict[int, int] = {}  # a form repeated to weigh as much as the replicates is evaluated once
     for m, member in enumerate(members):
+        if id(member) in first:
+            out[m] = out[first[id(member)]]
+            continue
+        first[id(member)] = m
         rows = np.flatnonzero(np.isin(points.groups, list(member.constants)))
         if not len(rows):
             continue

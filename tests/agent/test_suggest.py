@@ -77,3 +77,9 @@ def test_other_forms_weigh_as_much_as_the_law_in_the_ensemble(fitted):
     other = Member(LAW, {DEFAULT_GROUP: {**constants[DEFAULT_GROUP], "b": constants[DEFAULT_GROUP]["b"] * 0.8}})
     members = ensemble(LAW, draws, [other])
     assert len(members) == 2 * len(draws.replicates) and members[-1] is other
+    # the repeated form is evaluated once: the ranking is the one of distinct copies of it
+    copies = [Member(m.law, dict(m.constants)) if m is other else m for m in members]
+    cands = points(pd.DataFrame({"N": [3e8, 3e9], "D": [3e10, 3e11]}))
+    target = points(pd.DataFrame({"N": [1e10], "D": [1e12]}))
+    args = dict(noise=noise_of(draws), log_space=draws.log_space, top=2)
+    assert suggest(members, cands, target, np.ones(2), **args) == suggest(copies, cands, target, np.ones(2), **args)
