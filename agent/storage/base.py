@@ -209,8 +209,8 @@ class BaseStorage(abc.ABC):
         """Raises NotFoundError."""
 
     @abc.abstractmethod
-    def list_sweeps(self, *, offset: int = 0, limit: int = 50) -> Page[SweepRecord]:
-        """Newest first."""
+    def list_sweeps(self, *, dataset_id: int | None = None, offset: int = 0, limit: int = 50) -> Page[SweepRecord]:
+        """Newest first; with ``dataset_id``, only the sweep whose rows make that dataset."""
 
     @abc.abstractmethod
     def list_sweep_points(self, sweep_id: int) -> list[SweepPointRecord]:

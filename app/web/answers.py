@@ -14,11 +14,13 @@ from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
 from agent.errors import DataError
-from app.api.deps import ReadStorage, RunId
+from app.api.deps import ReadStorage, RunId, SettingsDep, SweepId, WriteStorage
 from app.schemas.answers import OptimalCreate
 from app.schemas.laws import SuggestCreate
+from app.schemas.sweeps import SweepPointsAdd
 from app.services.optimal import optimal_for_run
 from app.services.suggest import suggest_next_runs
+from app.services.sweeps import add_points
 from app.web.pages import checked_form, page
 from app.web.plots import PlotSpec, Series
 
@@ -62,7 +64,8 @@ async def suggest(request: Request, run_id: RunId, storage: ReadStorage) -> HTML
         candidates = pd.read_csv(io.StringIO(text)).to_dict("records")
     except (ValueError, pd.errors.ParserError) as exc:
         raise DataError(f"the candidate runs must be CSV with a header row: {str(exc)[:120]}") from None
-    group = (await run_in_threadpool(storage.get_run, run_id)).spec.get("group")
+    run = await run_in_threadpool(storage.get_run, run_id)
+    group = run.spec.get("group")
     target = {}
     for item in str(form.get("target", "")).split(","):
         name, _, value = item.partition("=")
@@ -70,7 +73,21 @@ async def suggest(request: Request, run_id: RunId, storage: ReadStorage) -> HTML
             target[name.strip()] = value.strip() if name.strip() == group else _number(value, name.strip())
     body = {"candidates": candidates, "targets": [target], "top": 10}
     result = await run_in_threadpool(suggest_next_runs, storage, run_id, checked_form(SuggestCreate, body))
-    return page(request, "_suggestions.html", result=result)
+    # a law fitted on a training sweep's rows can send a suggested run back to that sweep's trainers
+    sweeps = await run_in_threadpool(lambda: storage.list_sweeps(dataset_id=run.dataset_id, limit=1).items)
+    return page(request, "_suggestions.html", result=result, sweep=sweeps[0] if sweeps else None)
+
+
+@router.post("/ui/sweeps/{sweep_id}/points", response_class=HTMLResponse)
+async def queue_point(request: Request, sweep_id: SweepId, storage: WriteStorage,
+                      settings: SettingsDep) -> HTMLResponse:
+    """A suggested run queued in its sweep, trained like the sweep's own points (``POST /sweeps/{id}/points``)."""
+    form = await request.form()
+    body = {"n_params": [_number(form.get("n_params"), "N")], "tokens": [_number(form.get("tokens"), "D")]}
+    if form.get("lr"):
+        body["lrs"] = [_number(form.get("lr"), "lr")]
+    sweep = await run_in_threadpool(add_points, storage, sweep_id, checked_form(SweepPointsAdd, body), settings)
+    return page(request, "_queued_point.html", sweep=sweep)
 
 
 def _numbers(text, what: str) -> list[float]:

@@ -68,9 +68,11 @@ class SweepVerbs:
         with self._read() as s:
             return self._sweep_record(s, self._sweep_row(s, sweep_id))
 
-    def list_sweeps(self, *, offset: int = 0, limit: int = 50) -> Page[SweepRecord]:
+    def list_sweeps(self, *, dataset_id: int | None = None, offset: int = 0, limit: int = 50) -> Page[SweepRecord]:
         with self._read() as s:
             where = self._owned(m.SweepRow.tenant)
+            if dataset_id is not None:
+                where = [*where, m.SweepRow.dataset_id == dataset_id]
             total = s.scalar(select(func.count()).select_from(m.SweepRow).where(*where))
             rows = list(s.scalars(select(m.SweepRow).where(*where).order_by(m.SweepRow.id.desc())
                                   .offset(offset).limit(limit)))

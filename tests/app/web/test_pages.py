@@ -260,3 +260,41 @@ def test_a_law_over_size_and_data_answers_allocation_and_next_runs_on_its_page(s
     assert r.text.count("<li>") == 2 and "narrows" in r.text
     bad = client.post(f"/ui/runs/{run['id']}/suggest", data={"candidates": "N,D\n2e9,2e11\n", "target": "N=big"})
     assert bad.status_code == 422 and "N must be a number" in bad.text
+
+
+def test_a_run_suggested_for_a_law_fitted_on_a_sweep_is_queued_in_that_sweep_from_the_page(site):
+    """Which run to do next, acted on: a law fitted on a training sweep's rows offers each suggestion to
+    the sweep's trainers, and the button queues it there as the sweep's own points are planned."""
+    import numpy as np
+    import pandas as pd
+
+    from app.worker import Worker
+    from trainer.shapes import ModelShape
+
+    client, storage = site.client, site.storage
+    sweep = client.post("/sweeps", json={"name": "to-extend", "n_params": [25e3, 85e3, 2e5],
+                                         "tokens": [2.5e5, 5e5, 1e6]}).json()
+    noise = np.random.default_rng(1).normal(0, 0.003, 9)
+    for i in range(9):
+        point = storage.claim_sweep_point("t", stale_after=60)
+        n = ModelShape(point.spec["d_model"], point.spec["n_layers"], point.spec["context"]).non_embedding_params
+        d = point.spec["tokens"]
+        loss = (1.5 + 30 / n ** 0.3 + 40 / d ** 0.3) * np.exp(noise[i])
+        storage.finish_sweep_point(point.id, "t", pd.DataFrame([{"N": n, "D": d, "val_loss": loss}]))
+    dataset_id = client.get(f"/sweeps/{sweep['id']}").json()["dataset_id"]
+    run = client.post("/runs", json={"dataset_id": dataset_id, "inputs": ["N", "D"], "targets": ["val_loss"],
+                                     "axis": ["N"], "budget": 16}).json()
+    Worker(storage, site.settings, worker_id="web-sweep-next").run_once()
+    ranked = client.post(f"/ui/runs/{run['id']}/suggest", data={
+        "candidates": "N,D\n4e5,2e6\n1e5,4e6\n", "target": "N=2e6,D=2e7"})
+    assert ranked.status_code == 200, ranked.text
+    assert ranked.text.count(f'hx-post="/ui/sweeps/{sweep["id"]}/points"') == 2  # one button per suggestion
+    queued = client.post(f"/ui/sweeps/{sweep['id']}/points", data={"n_params": "4e5", "tokens": "2e6"})
+    assert queued.status_code == 200 and 'data-testid="queued"' in queued.text, queued.text
+    after = client.get(f"/sweeps/{sweep['id']}").json()
+    assert after["n_points"] == 10 and after["counts"]["queued"] == 1
+    assert after["points"][-1]["spec"]["tokens"] == 2_000_000
+    bad = client.post(f"/ui/sweeps/{sweep['id']}/points", data={"n_params": "1", "tokens": "2e6"})
+    assert bad.status_code == 422 and "n_params" in bad.text
+    elsewhere = client.post(f"/ui/runs/{site.run_id}/suggest", data={"candidates": "N\n1e9\n", "target": "N=1e10"})
+    assert elsewhere.status_code in (200, 422) and "Queue in sweep" not in elsewhere.text  # not a sweep's law
