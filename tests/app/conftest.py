@@ -1,7 +1,9 @@
 """API fixtures: the app on SQLite and on PostgreSQL, an in-process worker, toy data from a known law."""
 from __future__ import annotations
 
+import dataclasses
 import io
+import json
 
 import numpy as np
 import pandas as pd
@@ -57,13 +59,66 @@ def dataset_id(client):
     return r.json()["id"]
 
 
+class _RecordingStorage:
+    """The test's storage as the worker sees it, keeping each write the worker makes to a run."""
+
+    WRITES = ("save_generation", "finish_run")
+
+    def __init__(self, storage):
+        self._storage, self.writes = storage, []
+
+    def __getattr__(self, name):
+        attr = getattr(self._storage, name)
+        if name not in self.WRITES:
+            return attr
+
+        def recorded(*args, **kwargs):
+            self.writes.append((name, args, kwargs))
+            return attr(*args, **kwargs)
+        return recorded
+
+
+_FINISHED: dict[str, list] = {}  # a run's spec and rows -> the writes its worker made, once per session
+
+
+def _finished_key(storage, settings: Settings, run_id: int) -> str:
+    run = storage.get_run(run_id)
+    rows = pd.util.hash_pandas_object(storage.load_rows(run.dataset_id), index=False)
+    return "\n".join((json.dumps({k: v for k, v in run.spec.items() if k != "dataset_id"}, sort_keys=True),
+                      str(rows.sum()), settings.model_dump_json(exclude={"database_url"})))
+
+
+def _replay(storage, worker: Worker, run_id: int, writes: list) -> None:
+    """The worker's writes, in order, to another run of the same spec and rows: what the search would
+    write again (it is deterministic for a seed), without searching again."""
+    claimed = storage.claim_run(worker.worker_id, stale_after=worker.settings.stale_after)
+    assert claimed is not None and claimed.id == run_id
+    for name, (_, wid, *rest), kwargs in writes:
+        if "checkpoint" in kwargs:
+            kwargs = kwargs | {"checkpoint": dataclasses.replace(kwargs["checkpoint"], run_id=run_id)}
+        getattr(storage, name)(run_id, wid, *rest, **kwargs)
+
+
 @pytest.fixture
-def done_run(client, worker, dataset_id):
-    """A finished run on the toy dataset (budget 16, seed 0)."""
+def done_run(client, storage, settings, dataset_id):
+    """A finished run on the toy dataset (budget 16, seed 0).
+
+    The first test of the session that asks for it runs the worker for real; the others get the
+    same run by replaying that worker's writes (the same spec, rows and seed give the same search),
+    each into its own database, SQLite or PostgreSQL: the search is tested elsewhere, what is
+    tested here is the service around a finished run.
+    """
     r = client.post("/runs", json={"dataset_id": dataset_id, "inputs": ["N"], "targets": ["loss"],
                                    "group": "group", "max_constants": 4, "budget": 16})
     assert r.status_code == 202, r.text
-    worker.run_once()
-    run = client.get(f"/runs/{r.json()['id']}").json()
+    run_id = r.json()["id"]
+    key = _finished_key(storage, settings, run_id)
+    if key in _FINISHED:
+        _replay(storage, Worker(storage, settings, worker_id="test-worker"), run_id, _FINISHED[key])
+    else:
+        recording = _RecordingStorage(storage)
+        Worker(recording, settings, worker_id="test-worker").run_once()
+        _FINISHED[key] = recording.writes
+    run = client.get(f"/runs/{run_id}").json()
     assert run["state"] == "done", run
     return run
