@@ -74,6 +74,9 @@ def test_the_first_row_makes_the_dataset_and_later_rows_join_it(storage):
     finished = storage.get_sweep(sweep.id)
     assert finished.dataset_id == dataset_id and finished.finished and finished.counts["done"] == 2
     assert storage.load_rows(dataset_id)["val_loss"].tolist() == [2.5, 2.2]
+    storage.create_sweep("other", {}, POINTS[:1])  # no dataset yet: a law's page finds only its own sweep
+    assert [s.id for s in storage.list_sweeps(dataset_id=dataset_id).items] == [sweep.id]
+    assert storage.list_sweeps(dataset_id=dataset_id + 1).total == 0
 
 
 def test_a_silent_trainer_loses_its_point_and_its_late_row_is_refused(storage, monkeypatch):
