@@ -47,7 +47,7 @@ def hybrid(S, L, inf, n, interactions=False, drift=False):
 DRIFT_VARIANTS = 6  # seeds per level_times_bowl shape: which optima move with which scale inputs
 
 
-def level_times_bowl(S, L, inf, n, pow_sum=False, variant=0):
+def level_times_bowl(S, L, inf, n, pow_sum=False, variant=0, additive=False):
     """A power-law level times a bowl around optima that move with scale: ``level * (1 + Q)``.
 
     Where sweeps span sizes, the penalty for a setting off its optimum grows
@@ -58,6 +58,8 @@ def level_times_bowl(S, L, inf, n, pow_sum=False, variant=0):
     ``(c1*x1**-a1 + c2*x2**-a2)**e``: its scale inputs interact (a larger model
     gains more from more data).  The cap decides how many centres drift;
     ``variant`` picks which (input, scale) pairs, so each is a separate seed.
+    ``additive`` writes ``level + Q`` instead: a size-like setting (vocabulary, depth) whose
+    optimum grows with scale costs the same amount of loss at any level.
     """
     mono, turning = split_by_trend(S, L, inf, n)
     if not mono or not turning or (pow_sum and len(mono) < 2):
@@ -79,4 +81,6 @@ def level_times_bowl(S, L, inf, n, pow_sum=False, variant=0):
         centred[t] = f"({u} - {n('m')}{moves})"
     quad = [f"{n('q')}*{w}**2" for w in centred.values()]
     quad += [f"{n('q')}*{a}*{b}" for a, b in itertools.combinations(centred.values(), 2)]
+    if additive:
+        return f"{level[1:-1]} + {' + '.join(quad)}"
     return f"{level}*(1 + {' + '.join(quad)})"

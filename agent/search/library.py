@@ -131,12 +131,31 @@ def _drifting_exponent(S, L, inf, n):
     return f"{head} + {moving}" + _rest_additive(S[2:], L, inf, n)
 
 
-def _power_sum(S, L, inf, n):
-    """Kaplan et al.'s joint form: ``E + (A*x1**-a + B*x2**-b)**e``; the terms interact through ``e``."""
+def _interacting_product(S, L, inf, n):
+    """Clark et al.'s unified law for routed models, over a floor: ``c + A*x1**-a*x2**-(b + g*log x1)``.
+
+    The log-bilinear form ``log(L - c) = a*log x1 + b*log x2 + g*log x1*log x2``: the benefit of one
+    input (experts) shrinks or grows with the other (size).  Symmetric in the pair, so one seed per
+    subset; other scale inputs add power terms.
+    """
+    if len(S) < 2:
+        return None
+    a, b = S[0], S[1]
+    head = (f"{n('c')} + {n('c')}*{power_term(a, inf[a], n('a'))}"
+            f"*{scaled(b, inf[b])}**(-({n('a')} + {n('g')}*{log_term(a, inf[a])}))")
+    return head + _rest_additive(S[2:], L, inf, n)
+
+
+def _power_sum(S, L, inf, n, floor=True):
+    """Kaplan et al.'s joint form: ``E + (A*x1**-a + B*x2**-b)**e``; the terms interact through ``e``.
+
+    ``floor=False``: their original, with no irreducible loss; with small exponents a fitted floor
+    trades against them, so the form without it is a seed of its own."""
     if len(S) < 2:
         return None
     powers = " + ".join(f"{n('c')}*{power_term(x, inf[x], n('a'))}" for x in S)
-    return f"{n('c')} + ({powers})**{n('e')}" + "".join(f" + {n('b')}*{x}" for x in L)
+    head = f"{n('c')} + ({powers})**{n('e')}" if floor else f"({powers})**{n('e')}"
+    return head + "".join(f" + {n('b')}*{x}" for x in L)
 
 
 def _additive_with_cross(S, L, inf, n):
@@ -147,6 +166,29 @@ def _additive_with_cross(S, L, inf, n):
     return base + f" + {n('c')}*{power_term(a, inf[a], n('a'))}*{power_term(b, inf[b], n('a'))}"
 
 
+def repetition_law(entry: dict, S, L, inf, n) -> str | None:
+    """Muennighoff et al.'s data-constrained law: repeated data is worth less with every pass.
+
+    The data term sees the effective data ``D' = u*(1 + r*(1 - exp(-R/r)))`` where ``R`` is the
+    passes beyond the first over a pool of ``u`` unique items: ``t/u - 1`` for tokens ``t`` seen
+    (``mode="tokens"``), ``e - 1`` for an epoch count ``e`` (``mode="epochs"``); below one pass D'
+    is just the data seen.  ``r`` (fitted) is how many repetitions are worth anything: a large
+    ``r`` recovers the plain additive law.  The other scale inputs add power terms.
+    """
+    seen, pool = entry["seen"], entry["pool"]
+    if pool not in S or (entry["mode"] == "tokens" and seen not in S):
+        return None
+    r = n("k")
+    if entry["mode"] == "epochs":
+        ref = inf[pool].get("reference", 1.0)
+        data = f"({pool}/{ref:g})*min({seen}, 1)*(1 + {r}*(1 - exp(-max({seen} - 1, 0)/{r})))"
+    else:
+        ref = inf[seen].get("reference", 1.0)
+        data = f"min({seen}, {pool})/{ref:g}*(1 + {r}*(1 - exp(-max({seen}/{pool} - 1, 0)/{r})))"
+    rest = [x for x in S if x not in (seen, pool)]
+    return f"{n('c')} + {n('c')}*({data})**(-{n('a')})" + _rest_additive(rest, L, inf, n)
+
+
 SHAPES: dict[str, Shape] = {
     "hybrid_power_bowl": hybrid,
     "hybrid_power_bowl_interactions": lambda S, L, i, n: hybrid(S, L, i, n, interactions=True),
@@ -154,6 +196,8 @@ SHAPES: dict[str, Shape] = {
     "hybrid_power_bowl_interactions_drift": lambda S, L, i, n: hybrid(S, L, i, n, interactions=True, drift=True),
     **{f"level_times_bowl{'_pow_sum' if ps else ''}_{k}": functools.partial(level_times_bowl, pow_sum=ps, variant=k)
        for ps in (False, True) for k in range(DRIFT_VARIANTS)},
+    **{f"level_plus_bowl_{k}": functools.partial(level_times_bowl, variant=k, additive=True)
+       for k in range(DRIFT_VARIANTS)},
     "additive_power": _additive_power,
     "multiplicative_power": _multiplicative_power,
     "pure_power": _pure_power,
@@ -172,7 +216,9 @@ SHAPES: dict[str, Shape] = {
     "interacting_exponent": _interacting_exponent,
     "additive_with_cross": _additive_with_cross,
     "drifting_exponent": _drifting_exponent,
+    "interacting_product": _interacting_product,
     "power_sum": _power_sum,
+    "power_sum_no_floor": lambda S, L, i, n: _power_sum(S, L, i, n, floor=False),
 }
 
 # The literature's forms (Kaplan, Chinchilla, broken and shifted power laws, exponents that drift,
@@ -180,17 +226,19 @@ SHAPES: dict[str, Shape] = {
 # seed of each is always re-scored as a finalist, so a plain form is never lost to the winner's
 # curse of a long search before the final choice sees it (see ``agent.search.choice``).
 PRIOR_SHAPES = frozenset({
-    "additive_power", "multiplicative_power", "pure_power", "power_sum", "shifted_power", "broken_power",
-    "rational", "exp_decay", "interacting_exponent", "drifting_exponent",
+    "additive_power", "multiplicative_power", "pure_power", "power_sum", "power_sum_no_floor", "shifted_power",
+    "broken_power",
+    "rational", "exp_decay", "interacting_exponent", "drifting_exponent", "interacting_product",
     "hybrid_power_bowl", "hybrid_power_bowl_interactions", "hybrid_power_bowl_drift",
-    "hybrid_power_bowl_interactions_drift",
-    *(label for label in SHAPES if label.startswith("level_times_bowl")),
+    "hybrid_power_bowl_interactions_drift", "data_repetition",
+    *(label for label in SHAPES if label.startswith(("level_times_bowl", "level_plus_bowl"))),
 })
 
 
 def is_prior_shape(label: str | None) -> bool:
-    """Whether a seed's label (``shape[inputs]``) names one of the literature's forms."""
-    return bool(label) and label.split("[", 1)[0] in PRIOR_SHAPES
+    """Whether a seed's label (``shape[inputs]``, ``shape+variant[...]``, ``variant+shape[...]``)
+    names one of the literature's forms."""
+    return bool(label) and any(part in PRIOR_SHAPES for part in label.split("[", 1)[0].split("+"))
 
 
 def input_subsets(inputs: list[str], max_subsets: int = 8) -> Iterable[list[str]]:
@@ -227,4 +275,73 @@ def seed_laws(problem: Problem, summary: dict) -> list[tuple[str, tuple[str, ...
                 if key not in seen:
                     seen.add(key)
                     out.append((f"{label}[{','.join(subset)}]", key))
+    return out + _repetition_seeds(problem, summary, cap_per_target) + _shared_target_seeds(problem, summary)
+
+
+SHARED_EXPONENT_SHAPES = ("additive_power", "multiplicative_power", "drifting_exponent", "interacting_product",
+                          "power_sum")
+LEVEL_SHAPES = ("additive_power", "multiplicative_power")
+
+
+def _shared_target_seeds(problem: Problem, summary: dict) -> list[tuple[str, tuple[str, ...]]]:
+    """Several targets measured on the same runs: seeds whose targets share what the runs share.
+
+    - ``<shape>+shared_exponents``: every target gets the literature form with its own
+      coefficients but one set of exponents (domains of one model family improve at the same
+      rates), so the cap that cannot hold the form once per target can hold it shared.
+    - ``shared_level``: one target's law is the level every other target follows through
+      ``c + A*exp(-k*level)`` (Gadre et al.: downstream error falls exponentially with the loss).
+      The level is written on a helper line; each target in turn is the level.
+    """
+    info = summary["inputs"]
+    S = [x for x in problem.inputs if info[x]["scale_like"]]
+    if len(problem.targets) < 2 or not S:  # without a scale input there is no exponent or level to share
+        return []
+    L = [scaled(x, info[x]) for x in problem.inputs if not info[x]["scale_like"]]
+    out = []
+    for label in SHARED_EXPONENT_SHAPES:
+        lines = []
+        for j, target in enumerate(problem.targets):
+            names = Names(f"_{j + 1}", summary["targets"][target]["trend"], shared=frozenset({"a", "g", "e"}))
+            expr = SHAPES[label](S, L, info, names)
+            if expr is None:
+                break
+            lines.append(f"{target} = {expr}")
+        else:
+            out.append((f"{label}+shared_exponents[{','.join(problem.inputs)}]", tuple(lines)))
+    helper = "level"
+    while helper in problem.inputs or helper in problem.targets:
+        helper += "_"
+    for label in LEVEL_SHAPES:
+        for j, lead in enumerate(problem.targets):
+            names = Names("", summary["targets"][lead]["trend"])
+            expr = SHAPES[label](S, L, info, names)
+            if expr is None:
+                continue
+            lines = [f"{helper} = {expr}", f"{lead} = {helper}"]
+            lines += [f"{t} = {names('c')} + {names('c')}*exp(-{names('k')}*{helper})"
+                      for t in problem.targets if t != lead]
+            out.append((f"shared_level+{label}[{lead}]", tuple(lines)))
+    return out
+
+
+def _repetition_seeds(problem: Problem, summary: dict, cap_per_target: int) -> list[tuple[str, tuple[str, ...]]]:
+    """One data-constrained seed per (seen, pool) pair the summary found (``summary.repeated_data``),
+    over all inputs: the design of such a sweep, and only there (no other subset is seeded)."""
+    info = summary["inputs"]
+    S = [x for x in problem.inputs if info[x]["scale_like"]]
+    out = []
+    for entry in summary.get("repeated") or ():
+        kept_S = [x for x in S if x != entry["seen"] or entry["mode"] == "tokens"]
+        L = [scaled(x, info[x]) for x in problem.inputs if not info[x]["scale_like"] and x != entry["seen"]]
+        lines = []
+        for j, target in enumerate(problem.targets):
+            names = Names(f"_{j + 1}" if len(problem.targets) > 1 else "", summary["targets"][target]["trend"],
+                          cap_per_target)
+            expr = repetition_law(entry, kept_S, L, info, names)
+            if expr is None:
+                break
+            lines.append(f"{target} = {expr}")
+        else:
+            out.append((f"data_repetition[{entry['seen']}/{entry['pool']}:{entry['mode']}]", tuple(lines)))
     return out

@@ -2,8 +2,8 @@
 
 Only generic facts: ranges, positivity, whether a column spans decades (so it
 enters laws through powers and logs), a reference scale (see ``units``: every
-input enters laws as ``(x/reference)``, targets are fitted over theirs), and
-monotone trends.
+input enters laws as ``(x/reference)``, targets are fitted over theirs),
+monotone trends, and which inputs look like data seen more than once (below).
 """
 from __future__ import annotations
 
@@ -48,7 +48,39 @@ def summarize(problem: Problem, table: Table, *, rows_per_group: int = 3) -> dic
     return {
         "n_rows": len(table), "n_groups": len(table.group_names), "inputs": inputs,
         "targets": targets, "examples": examples, "max_constants": problem.max_constants,
+        "repeated": repeated_data(problem, table, inputs),
     }
+
+
+REPEATS_SHARE = 0.1   # rows on each side: at most one pass over the data, and at least MANY_PASSES
+MANY_PASSES = 4.0
+MAX_PASSES = 1e4      # an epoch count beyond this is a size, not a count of passes
+
+
+def repeated_data(problem: Problem, table: Table, inputs: dict) -> list[dict]:
+    """Inputs that may be data seen more than once: the design of a data-constrained sweep.
+
+    ``{"seen": t, "pool": u, "mode": "tokens"}``: on at least a tenth of the rows t <= u (one pass
+    or less over a pool of u unique items) and on at least a tenth t >= 4u (four passes or more).
+    ``{"seen": e, "pool": u, "mode": "epochs"}``: e counts passes itself (at most one on a tenth of
+    the rows, four or more on another tenth) over any other input u that spans decades.  A
+    shape for repeated data (``library``) is seeded only where these hold, which they cannot on a
+    sweep where nothing is repeated.
+    """
+    def straddles(ratio: np.ndarray) -> bool:
+        return bool(np.mean(ratio <= 1.0 + 1e-9) >= REPEATS_SHARE and np.mean(ratio >= MANY_PASSES) >= REPEATS_SHARE)
+
+    scale = [x for x in problem.inputs if inputs[x]["scale_like"]]
+    out = []
+    for seen in problem.inputs:
+        x = table.X[seen]
+        if inputs[seen]["positive"] and x.max() <= MAX_PASSES and straddles(x):
+            out += [{"seen": seen, "pool": pool, "mode": "epochs"} for pool in scale if pool != seen]
+    for seen in scale:
+        for pool in scale:
+            if pool != seen and straddles(table.X[seen] / table.X[pool]):
+                out.append({"seen": seen, "pool": pool, "mode": "tokens"})
+    return out
 
 
 def _group_trend(x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> float | None:

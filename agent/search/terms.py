@@ -10,8 +10,10 @@ from agent.search.units import written
 class Names:
     """Fresh constant names with a per-target suffix; carries the target's trends."""
 
-    def __init__(self, suffix: str = "", trend: dict | None = None, cap: int | None = None):
+    def __init__(self, suffix: str = "", trend: dict | None = None, cap: int | None = None,
+                 shared: frozenset[str] = frozenset()):
         self.suffix, self.counts, self.trend, self.cap = suffix, {}, trend or {}, cap
+        self.shared = shared  # stems named without the suffix: one constant for every target
 
     @property
     def used(self) -> int:
@@ -20,7 +22,7 @@ class Names:
     def __call__(self, stem: str) -> str:
         k = self.counts.get(stem, 0)
         self.counts[stem] = k + 1
-        return f"{stem}{k}{self.suffix}"
+        return f"{stem}{k}" if stem in self.shared else f"{stem}{k}{self.suffix}"
 
 
 def scaled(name: str, info: dict) -> str:

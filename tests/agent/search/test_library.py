@@ -89,3 +89,95 @@ def test_a_tight_cap_leaves_the_relative_bowl_without_drift_or_out():
     problem, summary = two_scale_two_setting_problem(cap=9)
     assert not any(label.startswith("level_times_bowl") and label.endswith("[lr,bsz,n,d]")
                    for label, _ in seed_laws(problem, summary))
+
+
+def data_constrained_sweep(epochs_column=False):
+    """Tokens drawn from a few pools of unique data, from a quarter pass to 32 passes, at three sizes;
+    the loss follows Muennighoff et al.'s effective data (repeats worth less with every pass)."""
+    rows = []
+    for n in (1e7, 1e8, 1e9):
+        for unique in (1e8, 1e9, 1e10):
+            for passes in (0.25, 0.5, 1, 2, 4, 8, 16, 32):
+                tokens = unique * passes
+                effective = min(tokens, unique) * (1 + 10 * (1 - np.exp(-max(passes - 1, 0) / 10)))
+                loss = 1.8 + 0.5 * (n / 1e8) ** -0.3 + 0.6 * (effective / 1e9) ** -0.3
+                rows.append({"n": n, "unique": unique, ("epochs" if epochs_column else "tokens"):
+                             passes if epochs_column else tokens, "loss": loss})
+    df = pd.DataFrame(rows)
+    inputs = ("n", "epochs" if epochs_column else "tokens", "unique")
+    problem = Problem(inputs, ("loss",), max_constants=6)
+    return problem, summarize(problem, make_table(df, problem)), df
+
+
+def test_tokens_seen_from_a_pool_of_unique_data_get_a_data_constrained_seed_that_fits_the_truth():
+    from agent.fitting import fit_law, predict
+    problem, summary, df = data_constrained_sweep()
+    assert {"seen": "tokens", "pool": "unique", "mode": "tokens"} in summary["repeated"]
+    laws = dict(seed_laws(problem, summary))
+    lines = laws["data_repetition[tokens/unique:tokens]"]
+    law = parse_law(lines, problem.inputs, problem.targets, max_constants=6)
+    table = make_table(df, problem)
+    fitted = fit_law(law, table, seed=0)
+    rel = np.abs(predict(law, table, fitted.constants, table.groups)[:, 0] / table.y[:, 0] - 1)
+    assert rel.max() < 1e-3  # the seed's form holds the truth: a careful fit recovers it
+
+
+def test_an_epoch_count_over_a_pool_gets_the_epoch_form_of_the_seed():
+    problem, summary, _ = data_constrained_sweep(epochs_column=True)
+    assert {"seen": "epochs", "pool": "unique", "mode": "epochs"} in summary["repeated"]
+    text = dict(seed_laws(problem, summary))["data_repetition[epochs/unique:epochs]"][0]
+    assert "min(epochs, 1)" in text and "max(epochs - 1, 0)" in text and "(n/" in text
+
+
+def test_a_sweep_where_nothing_is_repeated_gets_no_data_constrained_seed():
+    problem, summary = sweep_problem()
+    assert summary["repeated"] == []
+    assert not any(label.startswith("data_repetition") for label, _ in seed_laws(problem, summary))
+
+
+def test_a_size_like_setting_gets_an_additive_bowl_whose_optimum_moves_with_size():
+    """``level + q*(log v - m - g*log N)**2``: the vocabulary (or depth) penalty is the same at any loss level."""
+    problem, summary = sweep_problem(cap=6)
+    text = dict(seed_laws(problem, summary))["level_plus_bowl_0[size,lr]"][0]
+    assert text == ("loss = c1 + c0*(size/1e+08)**(-a0) + q0*(log((lr/0.001)) - m0 - g0*log((size/1e+08)))**2")
+    assert parse_law((text,), problem.inputs, problem.targets).n_constants == 6
+
+
+def test_two_scale_inputs_get_the_log_bilinear_product_of_routed_models():
+    problem, summary = two_scale_two_setting_problem(cap=12)
+    text = dict(seed_laws(problem, summary))["interacting_product[n,d]"][0]
+    assert text == "loss = c0 + c1*(n/3.2e+08)**(-a0)*(d/1e+10)**(-(a1 + g0*log((n/3.2e+08))))"
+
+
+def two_target_sweep():
+    rows = []
+    for n in np.logspace(7, 9, 4):
+        for d in np.logspace(9, 11, 4):
+            level = 1.8 + 0.6 * (n / 1e8) ** -0.3 + 0.5 * (d / 1e10) ** -0.28
+            rows.append({"n": n, "d": d, "loss": level, "acc": 0.95 - 2.0 * np.exp(-0.9 * level)})
+    df = pd.DataFrame(rows)
+    problem = Problem(("n", "d"), ("loss", "acc"), max_constants=8)
+    return problem, summarize(problem, make_table(df, problem)), df
+
+
+def test_targets_of_the_same_runs_get_seeds_that_share_exponents_or_a_level():
+    from agent.fitting import fit_law, predict
+    from agent.search.library import is_prior_shape
+    problem, summary, df = two_target_sweep()
+    shapes = dict(seed_laws(problem, summary))
+    shared = shapes["additive_power+shared_exponents[n,d]"]
+    assert [line.count("**(-a0)") for line in shared] == [1, 1]  # one exponent, both targets
+    assert parse_law(shared, problem.inputs, problem.targets).n_constants == 8  # 5 + 5 would not fit
+    level = shapes["shared_level+additive_power[loss]"]
+    assert level[1:] == ("loss = level", "acc = c3 + c4*exp(-k0*level)")
+    assert is_prior_shape("shared_level+additive_power[loss]") and is_prior_shape("additive_power+shared_exponents[n]")
+    law = parse_law(level, problem.inputs, problem.targets, max_constants=8)
+    table = make_table(df, problem)
+    fitted = fit_law(law, table, seed=0)
+    rel = np.abs(predict(law, table, fitted.constants, table.groups) / table.y - 1)
+    assert rel.max() < 1e-3  # accuracy follows the loss: one level explains both targets
+
+
+def test_one_target_gets_no_shared_seeds():
+    problem, summary = sweep_problem()
+    assert not any("+" in label for label, _ in seed_laws(problem, summary))
