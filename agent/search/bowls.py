@@ -47,7 +47,7 @@ def hybrid(S, L, inf, n, interactions=False, drift=False):
 DRIFT_VARIANTS = 6  # seeds per level_times_bowl shape: which optima move with which scale inputs
 
 
-def level_times_bowl(S, L, inf, n, pow_sum=False, variant=0, additive=False):
+def level_times_bowl(S, L, inf, n, pow_sum=False, variant=0, additive=False, cross=True):
     """A power-law level times a bowl around optima that move with scale: ``level * (1 + Q)``.
 
     Where sweeps span sizes, the penalty for a setting off its optimum grows
@@ -59,12 +59,14 @@ def level_times_bowl(S, L, inf, n, pow_sum=False, variant=0, additive=False):
     gains more from more data).  The cap decides how many centres drift;
     ``variant`` picks which (input, scale) pairs, so each is a separate seed.
     ``additive`` writes ``level + Q`` instead: a size-like setting (vocabulary, depth) whose
-    optimum grows with scale costs the same amount of loss at any level.
+    optimum grows with scale costs the same amount of loss at any level.  ``cross=False`` leaves
+    the cross terms out of ``Q`` (settings whose optima move independently), which frees
+    constants for drifting centres; it is a seed of its own only with two turning inputs or more.
     """
     mono, turning = split_by_trend(S, L, inf, n)
-    if not mono or not turning or (pow_sum and len(mono) < 2):
+    if not mono or not turning or (pow_sum and len(mono) < 2) or (not cross and len(turning) < 2):
         return None
-    fixed = 2 * len(mono) + 1 + 2 * len(turning) + len(turning) * (len(turning) - 1) // 2
+    fixed = 2 * len(mono) + 1 + 2 * len(turning) + (len(turning) * (len(turning) - 1) // 2 if cross else 0)
     pairs = [(t, x) for t in turning for x in mono]
     slots = len(pairs) if n.cap is None else min(len(pairs), n.cap - fixed)
     if slots < 0:
@@ -80,7 +82,8 @@ def level_times_bowl(S, L, inf, n, pow_sum=False, variant=0, additive=False):
         moves = "".join(f" - {n('g')}*{log_term(x, inf[x])}" for tt, x in combos[variant] if tt == t)
         centred[t] = f"({u} - {n('m')}{moves})"
     quad = [f"{n('q')}*{w}**2" for w in centred.values()]
-    quad += [f"{n('q')}*{a}*{b}" for a, b in itertools.combinations(centred.values(), 2)]
+    if cross:
+        quad += [f"{n('q')}*{a}*{b}" for a, b in itertools.combinations(centred.values(), 2)]
     if additive:
         return f"{level[1:-1]} + {' + '.join(quad)}"
     return f"{level}*(1 + {' + '.join(quad)})"

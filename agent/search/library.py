@@ -197,6 +197,8 @@ SHAPES: dict[str, Shape] = {
        for ps in (False, True) for k in range(DRIFT_VARIANTS)},
     **{f"level_plus_bowl_{k}": functools.partial(level_times_bowl, variant=k, additive=True)
        for k in range(DRIFT_VARIANTS)},
+    **{f"level_times_diagonal_bowl_{k}": functools.partial(level_times_bowl, variant=k, cross=False)
+       for k in range(DRIFT_VARIANTS)},
     "additive_power": _additive_power,
     "multiplicative_power": _multiplicative_power,
     "pure_power": _pure_power,
@@ -220,15 +222,20 @@ SHAPES: dict[str, Shape] = {
 }
 
 # The literature's forms (Kaplan, Chinchilla, broken and shifted power laws, exponents that drift,
-# bowls in hyperparameters times a power-law level): the prior a practitioner brings.  The best
+# bowls in hyperparameters times a power-law level or added to it, Clark's routed-model product,
+# Muennighoff's data-constrained law, data-mixing laws; for several targets, shared exponents
+# and a shared level): the prior a practitioner brings.  The best
 # seed of each is always re-scored as a finalist, so a plain form is never lost to the winner's
 # curse of a long search before the final choice sees it (see ``agent.search.choice``).
 PRIOR_SHAPES = frozenset({
     "additive_power", "multiplicative_power", "pure_power", "power_sum", "shifted_power", "broken_power",
     "rational", "exp_decay", "interacting_exponent", "drifting_exponent", "interacting_product",
+    # in proportions (inputs that enter linearly) the data-mixing law exp(c + sum t_i*p_i) and its
+    # offset form; in scale inputs they are the pure and the multiplicative power law again
+    "exp_log_linear", "offset_exp_linear",
     "hybrid_power_bowl", "hybrid_power_bowl_interactions", "hybrid_power_bowl_drift",
     "hybrid_power_bowl_interactions_drift", "data_repetition",
-    *(label for label in SHAPES if label.startswith(("level_times_bowl", "level_plus_bowl"))),
+    *(label for label in SHAPES if label.startswith(("level_times_bowl", "level_plus_bowl", "level_times_diagonal"))),
 })
 
 

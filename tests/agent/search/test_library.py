@@ -181,3 +181,27 @@ def test_targets_of_the_same_runs_get_seeds_that_share_exponents_or_a_level():
 def test_one_target_gets_no_shared_seeds():
     problem, summary = sweep_problem()
     assert not any("+" in label for label, _ in seed_laws(problem, summary))
+
+
+def test_without_cross_terms_the_bowl_spends_the_freed_constant_on_a_moving_optimum():
+    problem, summary = two_scale_two_setting_problem(cap=10)
+    shapes = dict(seed_laws(problem, summary))
+    crossed = shapes["level_times_bowl_0[lr,bsz,n,d]"][0]
+    assert " - g" not in crossed  # 10 constants: the cross term leaves none for a drift
+    diagonal = {label: lines[0] for label, lines in shapes.items()
+                if label.startswith("level_times_diagonal_bowl") and label.endswith("[lr,bsz,n,d]")}
+    assert len(diagonal) == 4  # one drifting centre: which setting, with which scale input
+    for text in diagonal.values():
+        assert text.count(" - g0*log(") == 1 and ")*(log((bsz/" not in text
+        assert parse_law((text,), problem.inputs, problem.targets).n_constants == 10
+
+
+def test_a_single_setting_gets_no_separate_diagonal_bowl():
+    problem, summary = sweep_problem(cap=6)
+    assert not any(label.startswith("level_times_diagonal") for label, _ in seed_laws(problem, summary))
+
+
+def test_the_data_mixing_law_is_a_literature_form():
+    from agent.search.library import is_prior_shape
+    assert is_prior_shape("exp_log_linear[p1,p2]") and is_prior_shape("offset_exp_linear[p1,p2]")
+    assert not is_prior_shape("log_quadratic[p1,p2]")
