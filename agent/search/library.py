@@ -131,18 +131,19 @@ def _drifting_exponent(S, L, inf, n):
     return f"{head} + {moving}" + _rest_additive(S[2:], L, inf, n)
 
 
-def _interacting_product(S, L, inf, n):
-    """Clark et al.'s unified law for routed models, over a floor: ``c + A*x1**-a*x2**-(b + g*log x1)``.
+def _interacting_product(S, L, inf, n, floor=True):
+    """Clark et al.'s unified law for routed models: ``A*x1**-a*x2**-(b + g*log x1)``, here over a floor.
 
     The log-bilinear form ``log(L - c) = a*log x1 + b*log x2 + g*log x1*log x2``: the benefit of one
     input (experts) shrinks or grows with the other (size).  Symmetric in the pair, so one seed per
-    subset; other scale inputs add power terms.
+    subset; other scale inputs add power terms.  ``floor=False``: their original, without ``c``.
     """
     if len(S) < 2:
         return None
     a, b = S[0], S[1]
-    head = (f"{n('c')} + {n('c')}*{power_term(a, inf[a], n('a'))}"
-            f"*{scaled(b, inf[b])}**(-({n('a')} + {n('g')}*{log_term(a, inf[a])}))")
+    product = (f"{n('c')}*{power_term(a, inf[a], n('a'))}"
+               f"*{scaled(b, inf[b])}**(-({n('a')} + {n('g')}*{log_term(a, inf[a])}))")
+    head = f"{n('c')} + {product}" if floor else product
     return head + _rest_additive(S[2:], L, inf, n)
 
 
@@ -218,6 +219,7 @@ SHAPES: dict[str, Shape] = {
     "additive_with_cross": _additive_with_cross,
     "drifting_exponent": _drifting_exponent,
     "interacting_product": _interacting_product,
+    "interacting_product_no_floor": lambda S, L, i, n: _interacting_product(S, L, i, n, floor=False),
     "power_sum": _power_sum,
 }
 
@@ -230,6 +232,7 @@ SHAPES: dict[str, Shape] = {
 PRIOR_SHAPES = frozenset({
     "additive_power", "multiplicative_power", "pure_power", "power_sum", "shifted_power", "broken_power",
     "rational", "exp_decay", "interacting_exponent", "drifting_exponent", "interacting_product",
+    "interacting_product_no_floor",
     # in proportions (inputs that enter linearly) the data-mixing law exp(c + sum t_i*p_i) and its
     # offset form; in scale inputs they are the pure and the multiplicative power law again
     "exp_log_linear", "offset_exp_linear",
@@ -283,7 +286,7 @@ def seed_laws(problem: Problem, summary: dict) -> list[tuple[str, tuple[str, ...
 
 
 SHARED_EXPONENT_SHAPES = ("additive_power", "multiplicative_power", "drifting_exponent", "interacting_product",
-                          "power_sum")
+                          "interacting_product_no_floor", "power_sum")
 LEVEL_SHAPES = ("additive_power", "multiplicative_power")
 
 

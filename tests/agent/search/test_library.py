@@ -205,3 +205,11 @@ def test_the_data_mixing_law_is_a_literature_form():
     from agent.search.library import is_prior_shape
     assert is_prior_shape("exp_log_linear[p1,p2]") and is_prior_shape("offset_exp_linear[p1,p2]")
     assert not is_prior_shape("log_quadratic[p1,p2]")
+
+
+def test_the_routed_model_product_comes_with_and_without_a_floor():
+    problem, summary = two_scale_two_setting_problem(cap=12)
+    shapes = dict(seed_laws(problem, summary))
+    assert shapes["interacting_product_no_floor[n,d]"][0] == (
+        "loss = c0*(n/3.2e+08)**(-a0)*(d/1e+10)**(-(a1 + g0*log((n/3.2e+08))))")
+    assert shapes["interacting_product[n,d]"][0].startswith("loss = c0 + c1*(n/3.2e+08)**(-a0)*")
