@@ -146,7 +146,7 @@ def test_a_size_like_setting_gets_an_additive_bowl_whose_optimum_moves_with_size
 def test_two_scale_inputs_get_the_log_bilinear_product_of_routed_models():
     problem, summary = two_scale_two_setting_problem(cap=12)
     text = dict(seed_laws(problem, summary))["interacting_product[n,d]"][0]
-    assert text == "loss = c0 + c1*(n/3.2e+08)**(-a0)*(d/1e+10)**(-(a1 + g0*log((n/3.2e+08))))"
+    assert text == "loss = c1 + c0*(n/3.2e+08)**(-a0)*(d/1e+10)**(-(a1 + g0*log((n/3.2e+08))))"
 
 
 def two_target_sweep():
@@ -212,4 +212,4 @@ def test_the_routed_model_product_comes_with_and_without_a_floor():
     shapes = dict(seed_laws(problem, summary))
     assert shapes["interacting_product_no_floor[n,d]"][0] == (
         "loss = c0*(n/3.2e+08)**(-a0)*(d/1e+10)**(-(a1 + g0*log((n/3.2e+08))))")
-    assert shapes["interacting_product[n,d]"][0].startswith("loss = c0 + c1*(n/3.2e+08)**(-a0)*")
+    assert shapes["interacting_product[n,d]"][0].startswith("loss = c1 + c0*(n/3.2e+08)**(-a0)*")
