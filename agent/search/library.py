@@ -15,7 +15,8 @@ from typing import Iterable
 
 from agent.problem import Problem
 from agent.search.bowls import DRIFT_VARIANTS, hybrid, level_times_bowl
-from agent.search.terms import Names, Shape, log_term, power_term, scaled
+from agent.search.sweep_seeds import repetition_seeds, shared_target_seeds
+from agent.search.terms import Names, Shape, log_term, power_term, rest_additive, scaled
 
 
 def _additive_power(S, L, inf, n):
@@ -78,17 +79,12 @@ def _tanh_step(S, L, inf, n):
     return f"{n('c')} + {n('c')}*tanh({n('k')}*({x} - {n('m')}))"
 
 
-def _rest_additive(rest_S, rest_L, inf, n):
-    return "".join(f" + {n('c')}*{power_term(x, inf[x], n('a'))}" for x in rest_S) + "".join(
-        f" + {n('b')}*{x}" for x in rest_L)
-
-
 def _with_first_scale(fn):
     """Apply a one-input saturating shape to the first scale input; the others add power terms."""
     def build(S, L, inf, n):
         if not S:
             return None
-        return fn(S[0], inf[S[0]], n) + _rest_additive(S[1:], L, inf, n)
+        return fn(S[0], inf[S[0]], n) + rest_additive(S[1:], L, inf, n)
     return build
 
 
@@ -114,7 +110,7 @@ def _interacting_exponent(S, L, inf, n):
         return None
     a, b = S[0], S[1]
     head = f"{n('c')} + {n('c')}*{scaled(a, inf[a])}**(-({n('a')} + {n('g')}*{log_term(b, inf[b])}))"
-    return head + _rest_additive(S[1:], L, inf, n)
+    return head + rest_additive(S[1:], L, inf, n)
 
 
 def _drifting_exponent(S, L, inf, n):
@@ -128,7 +124,7 @@ def _drifting_exponent(S, L, inf, n):
     a, b = S[0], S[1]
     head = f"{n('c')} + {n('c')}*{power_term(a, inf[a], n('a'))}"
     moving = f"{n('c')}*{scaled(b, inf[b])}**(-({n('a')} + {n('g')}*{log_term(a, inf[a])}))"
-    return f"{head} + {moving}" + _rest_additive(S[2:], L, inf, n)
+    return f"{head} + {moving}" + rest_additive(S[2:], L, inf, n)
 
 
 def _interacting_product(S, L, inf, n, floor=True):
@@ -144,7 +140,7 @@ def _interacting_product(S, L, inf, n, floor=True):
     product = (f"{n('c')}*{power_term(a, inf[a], n('a'))}"
                f"*{scaled(b, inf[b])}**(-({n('a')} + {n('g')}*{log_term(a, inf[a])}))")
     head = f"{n('c')} + {product}" if floor else product
-    return head + _rest_additive(S[2:], L, inf, n)
+    return head + rest_additive(S[2:], L, inf, n)
 
 
 def _power_sum(S, L, inf, n):
@@ -164,29 +160,6 @@ def _additive_with_cross(S, L, inf, n):
     base = _additive_power(S, L, inf, n)
     a, b = S[0], S[1]
     return base + f" + {n('c')}*{power_term(a, inf[a], n('a'))}*{power_term(b, inf[b], n('a'))}"
-
-
-def repetition_law(entry: dict, S, L, inf, n) -> str | None:
-    """Muennighoff et al.'s data-constrained law: repeated data is worth less with every pass.
-
-    The data term sees the effective data ``D' = u*(1 + r*(1 - exp(-R/r)))`` where ``R`` is the
-    passes beyond the first over a pool of ``u`` unique items: ``t/u - 1`` for tokens ``t`` seen
-    (``mode="tokens"``), ``e - 1`` for an epoch count ``e`` (``mode="epochs"``); below one pass D'
-    is just the data seen.  ``r`` (fitted) is how many repetitions are worth anything: a large
-    ``r`` recovers the plain additive law.  The other scale inputs add power terms.
-    """
-    seen, pool = entry["seen"], entry["pool"]
-    if pool not in S or (entry["mode"] == "tokens" and seen not in S):
-        return None
-    r = n("k")
-    if entry["mode"] == "epochs":
-        ref = inf[pool].get("reference", 1.0)
-        data = f"({pool}/{ref:g})*min({seen}, 1)*(1 + {r}*(1 - exp(-max({seen} - 1, 0)/{r})))"
-    else:
-        ref = inf[seen].get("reference", 1.0)
-        data = f"min({seen}, {pool})/{ref:g}*(1 + {r}*(1 - exp(-max({seen}/{pool} - 1, 0)/{r})))"
-    rest = [x for x in S if x not in (seen, pool)]
-    return f"{n('c')} + {n('c')}*({data})**(-{n('a')})" + _rest_additive(rest, L, inf, n)
 
 
 SHAPES: dict[str, Shape] = {
@@ -282,73 +255,4 @@ def seed_laws(problem: Problem, summary: dict) -> list[tuple[str, tuple[str, ...
                 if key not in seen:
                     seen.add(key)
                     out.append((f"{label}[{','.join(subset)}]", key))
-    return out + _repetition_seeds(problem, summary, cap_per_target) + _shared_target_seeds(problem, summary)
-
-
-SHARED_EXPONENT_SHAPES = ("additive_power", "multiplicative_power", "drifting_exponent", "interacting_product",
-                          "interacting_product_no_floor", "power_sum")
-LEVEL_SHAPES = ("additive_power", "multiplicative_power")
-
-
-def _shared_target_seeds(problem: Problem, summary: dict) -> list[tuple[str, tuple[str, ...]]]:
-    """Several targets measured on the same runs: seeds whose targets share what the runs share.
-
-    - ``<shape>+shared_exponents``: every target gets the literature form with its own
-      coefficients but one set of exponents (domains of one model family improve at the same
-      rates), so the cap that cannot hold the form once per target can hold it shared.
-    - ``shared_level``: one target's law is the level every other target follows through
-      ``c + A*exp(-k*level)`` (Gadre et al.: downstream error falls exponentially with the loss).
-      The level is written on a helper line; each target in turn is the level.
-    """
-    info = summary["inputs"]
-    S = [x for x in problem.inputs if info[x]["scale_like"]]
-    if len(problem.targets) < 2 or not S:  # without a scale input there is no exponent or level to share
-        return []
-    L = [scaled(x, info[x]) for x in problem.inputs if not info[x]["scale_like"]]
-    out = []
-    for label in SHARED_EXPONENT_SHAPES:
-        lines = []
-        for j, target in enumerate(problem.targets):
-            names = Names(f"_{j + 1}", summary["targets"][target]["trend"], shared=frozenset({"a", "g", "e"}))
-            expr = SHAPES[label](S, L, info, names)
-            if expr is None:
-                break
-            lines.append(f"{target} = {expr}")
-        else:
-            out.append((f"{label}+shared_exponents[{','.join(problem.inputs)}]", tuple(lines)))
-    helper = "level"
-    while helper in problem.inputs or helper in problem.targets:
-        helper += "_"
-    for label in LEVEL_SHAPES:
-        for j, lead in enumerate(problem.targets):
-            names = Names("", summary["targets"][lead]["trend"])
-            expr = SHAPES[label](S, L, info, names)
-            if expr is None:
-                continue
-            lines = [f"{helper} = {expr}", f"{lead} = {helper}"]
-            lines += [f"{t} = {names('c')} + {names('c')}*exp(-{names('k')}*{helper})"
-                      for t in problem.targets if t != lead]
-            out.append((f"shared_level+{label}[{lead}]", tuple(lines)))
-    return out
-
-
-def _repetition_seeds(problem: Problem, summary: dict, cap_per_target: int) -> list[tuple[str, tuple[str, ...]]]:
-    """One data-constrained seed per (seen, pool) pair the summary found (``summary.repeated_data``),
-    over all inputs: the design of such a sweep, and only there (no other subset is seeded)."""
-    info = summary["inputs"]
-    S = [x for x in problem.inputs if info[x]["scale_like"]]
-    out = []
-    for entry in summary.get("repeated") or ():
-        kept_S = [x for x in S if x != entry["seen"] or entry["mode"] == "tokens"]
-        L = [scaled(x, info[x]) for x in problem.inputs if not info[x]["scale_like"] and x != entry["seen"]]
-        lines = []
-        for j, target in enumerate(problem.targets):
-            names = Names(f"_{j + 1}" if len(problem.targets) > 1 else "", summary["targets"][target]["trend"],
-                          cap_per_target)
-            expr = repetition_law(entry, kept_S, L, info, names)
-            if expr is None:
-                break
-            lines.append(f"{target} = {expr}")
-        else:
-            out.append((f"data_repetition[{entry['seen']}/{entry['pool']}:{entry['mode']}]", tuple(lines)))
-    return out
+    return out + repetition_seeds(problem, summary, cap_per_target) + shared_target_seeds(problem, summary, SHAPES)

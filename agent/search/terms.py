@@ -37,5 +37,11 @@ def power_term(name: str, info: dict, exponent: str) -> str:
     return f"{scaled(name, info)}**(-{exponent})"
 
 
+def rest_additive(rest_S, rest_L, inf, n):
+    """The inputs a shape leaves out, added as power terms (scale inputs) and linear terms."""
+    return "".join(f" + {n('c')}*{power_term(x, inf[x], n('a'))}" for x in rest_S) + "".join(
+        f" + {n('b')}*{x}" for x in rest_L)
+
+
 # Each shape: (label, builder(scale_inputs, linear_inputs, summary, names) -> expression or None)
 Shape = Callable[[list, list, dict, Names], "str | None"]

@@ -1,0 +1,103 @@
+"""Seeds that follow the sweep's design rather than its inputs one by one: data seen more than
+once (a data-constrained sweep) and several targets measured on the same runs.
+
+Like the rest of the library (``agent.search.library``), nothing here knows a task: the
+repeated-data pairs come from the data (``agent.search.summary.repeated_data``), the shapes
+for several targets are the library's own, passed in.
+"""
+from __future__ import annotations
+
+from agent.problem import Problem
+from agent.search.terms import Names, Shape, rest_additive, scaled
+
+
+def repetition_law(entry: dict, S, L, inf, n) -> str | None:
+    """Muennighoff et al.'s data-constrained law: repeated data is worth less with every pass.
+
+    The data term sees the effective data ``D' = u*(1 + r*(1 - exp(-R/r)))`` where ``R`` is the
+    passes beyond the first over a pool of ``u`` unique items: ``t/u - 1`` for tokens ``t`` seen
+    (``mode="tokens"``), ``e - 1`` for an epoch count ``e`` (``mode="epochs"``); below one pass D'
+    is just the data seen.  ``r`` (fitted) is how many repetitions are worth anything: a large
+    ``r`` recovers the plain additive law.  The other scale inputs add power terms.
+    """
+    seen, pool = entry["seen"], entry["pool"]
+    if pool not in S or (entry["mode"] == "tokens" and seen not in S):
+        return None
+    r = n("k")
+    if entry["mode"] == "epochs":
+        ref = inf[pool].get("reference", 1.0)
+        data = f"({pool}/{ref:g})*min({seen}, 1)*(1 + {r}*(1 - exp(-max({seen} - 1, 0)/{r})))"
+    else:
+        ref = inf[seen].get("reference", 1.0)
+        data = f"min({seen}, {pool})/{ref:g}*(1 + {r}*(1 - exp(-max({seen}/{pool} - 1, 0)/{r})))"
+    rest = [x for x in S if x not in (seen, pool)]
+    return f"{n('c')} + {n('c')}*({data})**(-{n('a')})" + rest_additive(rest, L, inf, n)
+
+
+SHARED_EXPONENT_SHAPES = ("additive_power", "multiplicative_power", "drifting_exponent", "interacting_product",
+                          "interacting_product_no_floor", "power_sum")
+LEVEL_SHAPES = ("additive_power", "multiplicative_power")
+
+
+def shared_target_seeds(problem: Problem, summary: dict, shapes: dict[str, Shape]) -> list[tuple[str, tuple[str, ...]]]:
+    """Several targets measured on the same runs: seeds whose targets share what the runs share.
+
+    - ``<shape>+shared_exponents``: every target gets the literature form with its own
+      coefficients but one set of exponents (domains of one model family improve at the same
+      rates), so the cap that cannot hold the form once per target can hold it shared.
+    - ``shared_level``: one target's law is the level every other target follows through
+      ``c + A*exp(-k*level)`` (Gadre et al.: downstream error falls exponentially with the loss).
+      The level is written on a helper line; each target in turn is the level.
+    """
+    info = summary["inputs"]
+    S = [x for x in problem.inputs if info[x]["scale_like"]]
+    if len(problem.targets) < 2 or not S:  # without a scale input there is no exponent or level to share
+        return []
+    L = [scaled(x, info[x]) for x in problem.inputs if not info[x]["scale_like"]]
+    out = []
+    for label in SHARED_EXPONENT_SHAPES:
+        lines = []
+        for j, target in enumerate(problem.targets):
+            names = Names(f"_{j + 1}", summary["targets"][target]["trend"], shared=frozenset({"a", "g", "e"}))
+            expr = shapes[label](S, L, info, names)
+            if expr is None:
+                break
+            lines.append(f"{target} = {expr}")
+        else:
+            out.append((f"{label}+shared_exponents[{','.join(problem.inputs)}]", tuple(lines)))
+    helper = "level"
+    while helper in problem.inputs or helper in problem.targets:
+        helper += "_"
+    for label in LEVEL_SHAPES:
+        for j, lead in enumerate(problem.targets):
+            names = Names("", summary["targets"][lead]["trend"])
+            expr = shapes[label](S, L, info, names)
+            if expr is None:
+                continue
+            lines = [f"{helper} = {expr}", f"{lead} = {helper}"]
+            lines += [f"{t} = {names('c')} + {names('c')}*exp(-{names('k')}*{helper})"
+                      for t in problem.targets if t != lead]
+            out.append((f"shared_level+{label}[{lead}]", tuple(lines)))
+    return out
+
+
+def repetition_seeds(problem: Problem, summary: dict, cap_per_target: int) -> list[tuple[str, tuple[str, ...]]]:
+    """One data-constrained seed per (seen, pool) pair the summary found (``summary.repeated_data``),
+    over all inputs: the design of such a sweep, and only there (no other subset is seeded)."""
+    info = summary["inputs"]
+    S = [x for x in problem.inputs if info[x]["scale_like"]]
+    out = []
+    for entry in summary.get("repeated") or ():
+        kept_S = [x for x in S if x != entry["seen"] or entry["mode"] == "tokens"]
+        L = [scaled(x, info[x]) for x in problem.inputs if not info[x]["scale_like"] and x != entry["seen"]]
+        lines = []
+        for j, target in enumerate(problem.targets):
+            names = Names(f"_{j + 1}" if len(problem.targets) > 1 else "", summary["targets"][target]["trend"],
+                          cap_per_target)
+            expr = repetition_law(entry, kept_S, L, info, names)
+            if expr is None:
+                break
+            lines.append(f"{target} = {expr}")
+        else:
+            out.append((f"data_repetition[{entry['seen']}/{entry['pool']}:{entry['mode']}]", tuple(lines)))
+    return out
