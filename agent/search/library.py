@@ -16,7 +16,7 @@ from typing import Iterable
 from agent.problem import Problem
 from agent.search.bowls import DRIFT_VARIANTS, hybrid, level_times_bowl
 from agent.search.sweep_seeds import repetition_seeds, shared_target_seeds
-from agent.search.terms import Names, Shape, log_term, power_term, rest_additive, scaled
+from agent.search.terms import Shape, log_term, per_target, power_term, rest_additive, scaled
 
 
 def _additive_power(S, L, inf, n):
@@ -242,17 +242,8 @@ def seed_laws(problem: Problem, summary: dict) -> list[tuple[str, tuple[str, ...
         # linear inputs are handed to the shapes already normalised, as the text they enter as
         L = [scaled(x, info[x]) for x in subset if not info[x]["scale_like"]]
         for label, shape in SHAPES.items():
-            lines = []
-            for j, target in enumerate(problem.targets):
-                suffix = f"_{j + 1}" if len(problem.targets) > 1 else ""
-                names = Names(suffix, summary["targets"][target]["trend"], cap_per_target)
-                expr = shape(S, L, info, names)
-                if expr is None:
-                    break
-                lines.append(f"{target} = {expr}")
-            else:
-                key = tuple(lines)
-                if key not in seen:
-                    seen.add(key)
-                    out.append((f"{label}[{','.join(subset)}]", key))
-    return out + repetition_seeds(problem, summary, cap_per_target) + shared_target_seeds(problem, summary, SHAPES)
+            key = per_target(problem, summary, lambda names: shape(S, L, info, names), cap_per_target)
+            if key is not None and key not in seen:
+                seen.add(key)
+                out.append((f"{label}[{','.join(subset)}]", key))
+    return out + repetition_seeds(problem, summary) + shared_target_seeds(problem, summary, SHAPES)

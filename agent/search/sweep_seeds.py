@@ -8,7 +8,7 @@ for several targets are the library's own, passed in.
 from __future__ import annotations
 
 from agent.problem import Problem
-from agent.search.terms import Names, Shape, rest_additive, scaled
+from agent.search.terms import Names, Shape, per_target, rest_additive, scaled
 
 
 def repetition_law(entry: dict, S, L, inf, n) -> str | None:
@@ -25,8 +25,7 @@ def repetition_law(entry: dict, S, L, inf, n) -> str | None:
         return None
     r = n("k")
     if entry["mode"] == "epochs":
-        ref = inf[pool].get("reference", 1.0)
-        data = f"({pool}/{ref:g})*min({seen}, 1)*(1 + {r}*(1 - exp(-max({seen} - 1, 0)/{r})))"
+        data = f"{scaled(pool, inf[pool])}*min({seen}, 1)*(1 + {r}*(1 - exp(-max({seen} - 1, 0)/{r})))"
     else:
         ref = inf[seen].get("reference", 1.0)
         data = f"min({seen}, {pool})/{ref:g}*(1 + {r}*(1 - exp(-max({seen}/{pool} - 1, 0)/{r})))"
@@ -56,15 +55,10 @@ def shared_target_seeds(problem: Problem, summary: dict, shapes: dict[str, Shape
     L = [scaled(x, info[x]) for x in problem.inputs if not info[x]["scale_like"]]
     out = []
     for label in SHARED_EXPONENT_SHAPES:
-        lines = []
-        for j, target in enumerate(problem.targets):
-            names = Names(f"_{j + 1}", summary["targets"][target]["trend"], shared=frozenset({"a", "g", "e"}))
-            expr = shapes[label](S, L, info, names)
-            if expr is None:
-                break
-            lines.append(f"{target} = {expr}")
-        else:
-            out.append((f"{label}+shared_exponents[{','.join(problem.inputs)}]", tuple(lines)))
+        lines = per_target(problem, summary, lambda names: shapes[label](S, L, info, names),
+                           shared=frozenset({"a", "g", "e"}))
+        if lines:
+            out.append((f"{label}+shared_exponents[{','.join(problem.inputs)}]", lines))
     helper = "level"
     while helper in problem.inputs or helper in problem.targets:
         helper += "_"
@@ -81,7 +75,7 @@ def shared_target_seeds(problem: Problem, summary: dict, shapes: dict[str, Shape
     return out
 
 
-def repetition_seeds(problem: Problem, summary: dict, cap_per_target: int) -> list[tuple[str, tuple[str, ...]]]:
+def repetition_seeds(problem: Problem, summary: dict) -> list[tuple[str, tuple[str, ...]]]:
     """One data-constrained seed per (seen, pool) pair the summary found (``summary.repeated_data``),
     over all inputs: the design of such a sweep, and only there (no other subset is seeded)."""
     info = summary["inputs"]
@@ -90,14 +84,7 @@ def repetition_seeds(problem: Problem, summary: dict, cap_per_target: int) -> li
     for entry in summary.get("repeated") or ():
         kept_S = [x for x in S if x != entry["seen"] or entry["mode"] == "tokens"]
         L = [scaled(x, info[x]) for x in problem.inputs if not info[x]["scale_like"] and x != entry["seen"]]
-        lines = []
-        for j, target in enumerate(problem.targets):
-            names = Names(f"_{j + 1}" if len(problem.targets) > 1 else "", summary["targets"][target]["trend"],
-                          cap_per_target)
-            expr = repetition_law(entry, kept_S, L, info, names)
-            if expr is None:
-                break
-            lines.append(f"{target} = {expr}")
-        else:
-            out.append((f"data_repetition[{entry['seen']}/{entry['pool']}:{entry['mode']}]", tuple(lines)))
+        lines = per_target(problem, summary, lambda names: repetition_law(entry, kept_S, L, info, names))
+        if lines:
+            out.append((f"data_repetition[{entry['seen']}/{entry['pool']}:{entry['mode']}]", lines))
     return out

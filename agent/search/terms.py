@@ -43,5 +43,20 @@ def rest_additive(rest_S, rest_L, inf, n):
         f" + {n('b')}*{x}" for x in rest_L)
 
 
+def per_target(problem, summary: dict, build, cap: int | None = None,
+               shared: frozenset[str] = frozenset()) -> tuple[str, ...] | None:
+    """One ``target = expression`` line per target, each built with fresh names (suffixed per
+    target when there are several; ``shared`` stems are one constant for all); None when
+    ``build`` has no expression for some target."""
+    lines = []
+    for j, target in enumerate(problem.targets):
+        suffix = f"_{j + 1}" if len(problem.targets) > 1 else ""
+        expr = build(Names(suffix, summary["targets"][target]["trend"], cap, shared))
+        if expr is None:
+            return None
+        lines.append(f"{target} = {expr}")
+    return tuple(lines)
+
+
 # Each shape: (label, builder(scale_inputs, linear_inputs, summary, names) -> expression or None)
 Shape = Callable[[list, list, dict, Names], "str | None"]
