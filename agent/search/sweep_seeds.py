@@ -45,8 +45,9 @@ def shared_target_seeds(problem: Problem, summary: dict, shapes: dict[str, Shape
       coefficients but one set of exponents (domains of one model family improve at the same
       rates), so the cap that cannot hold the form once per target can hold it shared.
     - ``shared_level``: one target's law is the level every other target follows through
-      ``c + A*exp(-k*level)`` (Gadre et al.: downstream error falls exponentially with the loss).
-      The level is written on a helper line; each target in turn is the level.
+      ``c + A*exp(-k*level)`` (Gadre et al.: downstream error falls exponentially with the loss),
+      and a target that is a rate also through a sigmoid bounded by what a rate can reach
+      (``rate_sigmoid_link``).  The level is written on a helper line; each target in turn is the level.
     """
     info = summary["inputs"]
     S = [x for x in problem.inputs if info[x]["scale_like"]]
@@ -64,15 +65,41 @@ def shared_target_seeds(problem: Problem, summary: dict, shapes: dict[str, Shape
         helper += "_"
     for label in LEVEL_SHAPES:
         for j, lead in enumerate(problem.targets):
-            names = Names("", summary["targets"][lead]["trend"])
-            expr = shapes[label](S, L, info, names)
-            if expr is None:
-                continue
-            lines = [f"{helper} = {expr}", f"{lead} = {helper}"]
-            lines += [f"{t} = {names('c')} + {names('c')}*exp(-{names('k')}*{helper})"
-                      for t in problem.targets if t != lead]
-            out.append((f"shared_level+{label}[{lead}]", tuple(lines)))
+            for link in LINKS:
+                names = Names("", summary["targets"][lead]["trend"])
+                expr = shapes[label](S, L, info, names)
+                if expr is None:
+                    break
+                others = [link(t, summary["targets"][t], helper, names) for t in problem.targets if t != lead]
+                if all(others):
+                    tag = "" if link is exp_link else "+rate_sigmoid"
+                    lines = (f"{helper} = {expr}", f"{lead} = {helper}", *others)
+                    out.append((f"shared_level+{label}[{lead}]{tag}", lines))
     return out
+
+
+def exp_link(target: str, info: dict, level: str, n) -> str:
+    """Gadre et al.: a downstream metric moves exponentially with the loss, ``c + A*exp(-k*level)``."""
+    return f"{target} = {n('c')} + {n('c')}*exp(-{n('k')}*{level})"
+
+
+def rate_sigmoid_link(target: str, info: dict, level: str, n) -> str | None:
+    """A rate (every observed value in [0, 1]: an accuracy, a win rate, an error rate) as a sigmoid of
+    the loss, bounded by what a rate can reach: an accuracy rising along the axis climbs from its
+    chance level ``c`` (fitted) to 1 as the loss falls, an error rate falls from ``c`` to 0 (the
+    sigmoid of the loss in downstream-task scaling, e.g. the Llama 3 report's accuracy against
+    negative log-likelihood).  None for a target that is not a rate or has no trend."""
+    if info["min"] < 0 or info["max"] > 1 or not info["trend"]:
+        return None
+    k, m = n("k"), n("m")
+    rising = sum(info["trend"].values()) > 0
+    if rising:  # seeds are written over the normalised target (``agent.search.units``): 1 is 1/reference
+        c, one = n("c"), f"{1 / info['reference']:g}"
+        return f"{target} = {c} + ({one} - {c})/(1 + exp({k}*({level} - {m})))"
+    return f"{target} = {n('c')}/(1 + exp(-{k}*({level} - {m})))"
+
+
+LINKS = (exp_link, rate_sigmoid_link)
 
 
 def repetition_seeds(problem: Problem, summary: dict) -> list[tuple[str, tuple[str, ...]]]:

@@ -178,6 +178,46 @@ def test_targets_of_the_same_runs_get_seeds_that_share_exponents_or_a_level():
     assert rel.max() < 1e-3  # accuracy follows the loss: one level explains both targets
 
 
+def rate_sweep(scale=1.0, error=False):
+    """Loss, and a 4-way multiple-choice accuracy (or its error rate) that is a sigmoid of the loss."""
+    rows = []
+    for n in np.logspace(7, 9, 5):
+        for d in np.logspace(9, 11, 5):
+            level = 1.8 + 0.6 * (n / 1e8) ** -0.3 + 0.5 * (d / 1e10) ** -0.28
+            acc = 0.25 + 0.75 / (1 + np.exp(3.0 * (level - 2.4)))
+            rows.append({"n": n, "d": d, "loss": level, "acc": scale * (1 - acc if error else acc)})
+    df = pd.DataFrame(rows)
+    problem = Problem(("n", "d"), ("loss", "acc"), max_constants=8)
+    return problem, summarize(problem, make_table(df, problem)), df
+
+
+def test_a_rate_that_follows_the_loss_gets_a_sigmoid_link_bounded_by_one():
+    from agent.fitting import fit_law, predict
+    from agent.search.library import is_prior_shape
+    from agent.search.units import Units
+    problem, summary, df = rate_sweep()
+    label = "shared_level+additive_power[loss]+rate_sigmoid"
+    lines = dict(seed_laws(problem, summary))[label]
+    # seeds are over the normalised target: accuracy is fitted in tenths, so its ceiling of 1 is 10
+    assert summary["targets"]["acc"]["reference"] == 0.1
+    assert lines[1:] == ("loss = level", "acc = c3 + (10 - c3)/(1 + exp(k0*(level - m0)))")
+    assert is_prior_shape(label)
+    units = Units.from_summary(problem, summary)
+    law = parse_law(units.with_target_scales(lines, problem.inputs), problem.inputs, problem.targets, max_constants=8)
+    table = make_table(df, problem)
+    fitted = fit_law(law, table, seed=0)
+    rel = np.abs(predict(law, table, fitted.constants, table.groups) / table.y - 1)
+    assert rel.max() < 1e-3  # the chance level is fitted; the ceiling is what a rate can reach
+
+
+def test_an_error_rate_falls_to_zero_and_a_percentage_is_not_a_rate():
+    problem, summary, _ = rate_sweep(error=True)
+    lines = dict(seed_laws(problem, summary))["shared_level+additive_power[loss]+rate_sigmoid"]
+    assert lines[2] == "acc = c3/(1 + exp(-k0*(level - m0)))"
+    problem, summary, _ = rate_sweep(scale=100.0)  # accuracy in percent: no bound is known
+    assert not any(label.endswith("+rate_sigmoid") for label, _ in seed_laws(problem, summary))
+
+
 def test_one_target_gets_no_shared_seeds():
     problem, summary = sweep_problem()
     assert not any("+" in label for label, _ in seed_laws(problem, summary))
