@@ -9,14 +9,23 @@ from __future__ import annotations
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 
+from threadpoolctl import threadpool_limits
+
 from agent.search.evaluate import EvaluationContext, evaluate_lines
 
 _CTX: EvaluationContext | None = None
 
 
 def _init(ctx: EvaluationContext) -> None:
+    """A pool worker's start: the context, and one BLAS thread.
+
+    The pool is the parallelism.  Each spawned worker would otherwise run a BLAS thread pool as wide
+    as the machine, so the workers oversubscribe the cores, and OpenBLAS's spinning threads then
+    make large fits several times slower (SLDBench's lr/bsz task, 2,700 rows, on 2 cores: 387 s
+    with two workers against 94 s inline, 47 s with this limit; README, "Measured in this version")."""
     global _CTX
     _CTX = ctx
+    threadpool_limits(limits=1)
 
 
 def _work(args):
