@@ -64,15 +64,14 @@ def shared_target_seeds(problem: Problem, summary: dict, shapes: dict[str, Shape
     while helper in problem.inputs or helper in problem.targets:
         helper += "_"
     for label in LEVEL_SHAPES:
-        for j, lead in enumerate(problem.targets):
-            for link in LINKS:
-                names = Names("", summary["targets"][lead]["trend"])
+        for lead in problem.targets:
+            for tag, link in LINKS.items():
+                names = Names("", summary["targets"][lead]["trend"])  # each seed names its constants afresh
                 expr = shapes[label](S, L, info, names)
                 if expr is None:
                     break
                 others = [link(t, summary["targets"][t], helper, names) for t in problem.targets if t != lead]
                 if all(others):
-                    tag = "" if link is exp_link else "+rate_sigmoid"
                     lines = (f"{helper} = {expr}", f"{lead} = {helper}", *others)
                     out.append((f"shared_level+{label}[{lead}]{tag}", lines))
     return out
@@ -99,7 +98,7 @@ def rate_sigmoid_link(target: str, info: dict, level: str, n) -> str | None:
     return f"{target} = {n('c')}/(1 + exp(-{k}*({level} - {m})))"
 
 
-LINKS = (exp_link, rate_sigmoid_link)
+LINKS = {"": exp_link, "+rate_sigmoid": rate_sigmoid_link}  # label suffix -> link
 
 
 def repetition_seeds(problem: Problem, summary: dict) -> list[tuple[str, tuple[str, ...]]]:
