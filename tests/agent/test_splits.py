@@ -1,7 +1,7 @@
 """Validation rows come from the training rows: the tail along the axis, or folds of settings."""
 import numpy as np
 
-from agent.splits import kfold_by_setting, tail_folds
+from agent.splits import kfold_by_setting, make_folds, tail_folds
 
 
 def test_tail_folds_validate_on_the_far_end_of_each_group_and_keep_levels_whole():
@@ -16,11 +16,21 @@ def test_tail_folds_validate_on_the_far_end_of_each_group_and_keep_levels_whole(
     assert [sorted(set(axis[f.validate])) for f in folds] == [[9.0, 10.0], [8.0, 9.0], [7.0, 8.0]]
 
 
-def test_a_fold_never_fits_on_a_single_axis_level():
-    axis = np.array([1, 1, 2, 2, 4, 4], dtype=float)
-    folds = tail_folds(axis, np.array(["g"] * 6, dtype=object), n_folds=3)
+def test_a_fold_fits_the_axis_on_at_least_three_levels():
+    # a floor, a scale and an exponent along the axis pass through any two levels: a fold fitted on
+    # two would score how ill-posed the fit is, so four levels give one tail fold, not two
+    axis = np.repeat([1.0, 2.0, 4.0, 8.0], 2)
+    folds = tail_folds(axis, np.array(["g"] * 8, dtype=object), n_folds=3)
     assert len(folds) == 1
-    assert set(axis[folds[0].fit]) == {1.0, 2.0}
+    assert set(axis[folds[0].fit]) == {1.0, 2.0, 4.0}
+
+
+def test_three_axis_levels_validate_on_settings_not_on_a_tail():
+    x = {"n": np.repeat([1.0, 2.0, 4.0], 4), "lr": np.tile([1e-3, 2e-3, 4e-3, 8e-3], 3)}
+    groups = np.array(["g"] * 12, dtype=object)
+    assert tail_folds(x["n"], groups, n_folds=3) == []
+    folds = make_folds(x["n"], groups, x, ["n", "lr"], seed=0)
+    assert len(folds) >= 3 and not any(f.ordered for f in folds)
 
 
 def test_kfold_keeps_one_setting_in_one_fold_across_groups():
