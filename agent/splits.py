@@ -58,24 +58,29 @@ def tail_folds(axis: np.ndarray, groups: np.ndarray, *, n_folds: int = 3,
     return _dedupe(folds)
 
 
-def _window(values: np.ndarray, k: int, frac: float, min_fit: int, min_fit_levels: int = 3):
+def _window(values: np.ndarray, k: int, frac: float, min_fit: int, min_fit_levels: int = 2,
+            min_first_fit_levels: int = 3):
     """[lo, hi) axis bounds of fold k's validation levels, or None if the fold is impossible.
 
-    The fit part keeps at least ``min_fit_levels`` levels.  The literature's laws
-    spend three constants on the axis (a floor, a scale, an exponent), so on two
-    levels they pass through any two points and the extrapolation to the third
-    measures how ill-posed the fit was, not the law: on the synthetic suite such
-    folds made the true form of 3-level designs score 1e27 in NMSE, and so
-    punished exactly the laws that model the axis (suite, seeds 0/1/2: 27/27/27
-    wins with two levels, 28/28/29 with three).  A design with three levels or
-    fewer has no tail fold then, and validates on k-fold over settings.
+    The fit part keeps at least ``min_fit_levels`` levels: with a single level the
+    law's dependence on the axis cannot be fitted at all.  The nearest fold (k = 0,
+    weight 1, the stand-in for the final law) keeps ``min_first_fit_levels``: the
+    literature's laws spend three constants on the axis (a floor, a scale, an
+    exponent), so on two levels they pass through any two points and the
+    extrapolation to the third measures how ill-posed the fit was, not the law.
+    On the synthetic suite's 3-level designs the true form's one fold scored an
+    NMSE of 4, 1e27 or non-finite; a design whose nearest fold cannot keep three
+    levels validates on k-fold over settings instead (``make_folds``).  Earlier
+    origins weigh 1/4 and 1/9 and may fit on two: requiring three there too won
+    the same on the suite and lost 3 of 12 grids in the allocation benchmark
+    (README, "How selection constants are chosen").
     """
     levels = np.unique(values)
     horizon = max(1, int(round(len(levels) * frac)))
     step = max(1, int(round(len(levels) * 0.1)))
     end = len(levels) - k * step          # exclusive index of the window's last level
     start = end - horizon
-    if start < min_fit_levels or np.sum(values < levels[start]) < min_fit:
+    if start < (min_first_fit_levels if k == 0 else min_fit_levels) or np.sum(values < levels[start]) < min_fit:
         return None
     hi = levels[end] if end < len(levels) else np.inf
     return float(levels[start]), float(hi)
