@@ -51,6 +51,35 @@ def test_a_good_law_from_the_llm_is_evaluated_and_reported_or_beaten(name):
     assert reported.score >= max(c.score for c in good) - CONFIG.selection.parsimony_margin
 
 
+def renamed(lines, constants):
+    """The law with every constant renamed (``A`` -> ``k_A``): the partner writes its own names."""
+    import re
+    return [re.sub(r"\b(" + "|".join(map(re.escape, constants)) + r")\b", r"k_\1", line) for line in lines]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", ["parallel_scaling_law", "moe_scaling_law", "data_constrained_scaling_law"])
+def test_the_human_law_of_a_bundled_task_from_the_llm_is_reported_or_beaten(task, sldbench_env):
+    """The same through a bundled SLDBench task: the partner answers with the literature's law in new
+    names, over the task's raw inputs, and the run keeps it or reports a law that scores as well."""
+    from tasks.catalog import get_task
+    from tasks.data import load_split
+    spec = get_task(task)
+    law = renamed(spec.human_law.lines, spec.law().constants)
+    assert law != list(spec.human_law.lines)
+    with ScriptedServer(lambda k: (200, reply(law), 0.0)) as server:
+        search = Search(spec.problem(), load_split(task, "train"), CONFIG,
+                        proposers=[(partner(server), 0.5), (OfflineProposer(), 0.5)])
+        try:
+            final = search.run()
+        finally:
+            search.close()
+    good = [c for c in search.candidates if c.proposer == "llm"]
+    assert good and all(c.ok for c in good), [(c.lines, c.reason) for c in good]
+    reported = search.candidates[final.candidate_id]
+    assert reported.score >= max(c.score for c in good) - CONFIG.selection.parsimony_margin
+
+
 @pytest.mark.slow
 def test_junk_truncated_slow_and_throttled_replies_cost_the_run_nothing():
     problem = get_problem("chinchilla_additive_01")
