@@ -80,7 +80,8 @@ def _window(values: np.ndarray, k: int, frac: float, min_fit: int, min_fit_level
     step = max(1, int(round(len(levels) * 0.1)))
     end = len(levels) - k * step          # exclusive index of the window's last level
     start = end - horizon
-    if start < (min_first_fit_levels if k == 0 else min_fit_levels) or np.sum(values < levels[start]) < min_fit:
+    need = min_first_fit_levels if k == 0 else min_fit_levels
+    if start < need or np.sum(values < levels[start]) < min_fit:
         return None
     hi = levels[end] if end < len(levels) else np.inf
     return float(levels[start]), float(hi)

@@ -2,12 +2,17 @@
 proposes is never lost, and an endpoint that answers junk, slowly or with 429s costs the run nothing."""
 from __future__ import annotations
 
+import re
+from types import SimpleNamespace
+
 import pytest
 
 from agent.llm import make_llm_proposer
 from agent.search import OfflineProposer, Search, SearchConfig
 from llm_helpers import reply
 from scripted_server import ScriptedServer
+from tasks.catalog import get_task
+from tasks.data import load_split
 from tasks.synthetic import get_problem
 
 CONFIG = SearchConfig(budget=90, work_budget=None, time_limit=None, seed=0, workers=1)
@@ -20,7 +25,8 @@ def partner(server: ScriptedServer, **options):
 
 
 def search_with(server: ScriptedServer, problem, config: SearchConfig = CONFIG, **llm_options):
-    """A run whose proposals come half from the scripted partner, half offline; (search, final law)."""
+    """A run over ``problem.train`` whose proposals come half from the scripted partner, half offline;
+    (search, final law)."""
     search = Search(problem.problem, problem.train, config,
                     proposers=[(partner(server, **llm_options), 0.5), (OfflineProposer(), 0.5)])
     try:
@@ -44,6 +50,12 @@ def test_a_good_law_from_the_llm_is_evaluated_and_reported_or_beaten(name):
     problem = get_problem(name)
     with ScriptedServer(lambda k: (200, reply(list(problem.truth)), 0.0)) as server:
         search, final = search_with(server, problem)
+    assert_kept_or_beaten(search, final)
+
+
+def assert_kept_or_beaten(search: Search, final) -> None:
+    """Every law the partner proposed was evaluated, and the reported law scores at least as well on
+    validation, less the parsimony margin."""
     proposed = {c.canonical for c in search.candidates if c.proposer == "llm"}
     good = [c for c in search.candidates if c.canonical in proposed]
     assert good and all(c.ok for c in good), [(c.lines, c.reason) for c in good]
@@ -53,7 +65,6 @@ def test_a_good_law_from_the_llm_is_evaluated_and_reported_or_beaten(name):
 
 def renamed(lines, constants):
     """The law with every constant renamed (``A`` -> ``k_A``): the partner writes its own names."""
-    import re
     return [re.sub(r"\b(" + "|".join(map(re.escape, constants)) + r")\b", r"k_\1", line) for line in lines]
 
 
@@ -62,22 +73,13 @@ def renamed(lines, constants):
 def test_the_human_law_of_a_bundled_task_from_the_llm_is_reported_or_beaten(task, sldbench_env):
     """The same through a bundled SLDBench task: the partner answers with the literature's law in new
     names, over the task's raw inputs, and the run keeps it or reports a law that scores as well."""
-    from tasks.catalog import get_task
-    from tasks.data import load_split
     spec = get_task(task)
     law = renamed(spec.human_law.lines, spec.law().constants)
     assert law != list(spec.human_law.lines)
+    bundled = SimpleNamespace(problem=spec.problem(), train=load_split(task, "train"))
     with ScriptedServer(lambda k: (200, reply(law), 0.0)) as server:
-        search = Search(spec.problem(), load_split(task, "train"), CONFIG,
-                        proposers=[(partner(server), 0.5), (OfflineProposer(), 0.5)])
-        try:
-            final = search.run()
-        finally:
-            search.close()
-    good = [c for c in search.candidates if c.proposer == "llm"]
-    assert good and all(c.ok for c in good), [(c.lines, c.reason) for c in good]
-    reported = search.candidates[final.candidate_id]
-    assert reported.score >= max(c.score for c in good) - CONFIG.selection.parsimony_margin
+        search, final = search_with(server, bundled)
+    assert_kept_or_beaten(search, final)
 
 
 @pytest.mark.slow
