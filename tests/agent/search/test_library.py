@@ -253,3 +253,36 @@ def test_the_routed_model_product_comes_with_and_without_a_floor():
     assert shapes["interacting_product_no_floor[n,d]"][0] == (
         "loss = c0*(n/3.2e+08)**(-a0)*(d/1e+10)**(-(a1 + g0*log((n/3.2e+08))))")
     assert shapes["interacting_product[n,d]"][0].startswith("loss = c1 + c0*(n/3.2e+08)**(-a0)*")
+
+
+def chinchilla_grid():
+    """An N x D grid of a Chinchilla law: the loss falls with D at every N, though N explains most of it."""
+    rows = [{"N": n, "D": d, "loss": 1.7 + 400 * n ** -0.34 + 410 * d ** -0.28}
+            for n in np.logspace(7, 10, 6) for d in np.logspace(9, 11, 6)]
+    problem = Problem(("N", "D"), ("loss",), axis=("N",), max_constants=8)
+    return problem, summarize(problem, make_table(pd.DataFrame(rows), problem))
+
+
+def test_on_a_grid_an_input_trends_where_the_others_are_held_fixed():
+    problem, summary = chinchilla_grid()
+    # over all rows D's rank correlation with the loss is weak (N dominates); in every slice it is -1
+    assert summary["targets"]["loss"]["trend"] == {"N": -1.0, "D": -1.0}
+    assert not any("bowl" in label for label, _ in seed_laws(problem, summary))  # no optimum in D to seed
+
+
+def test_a_bowl_whose_optimum_sits_near_one_end_still_turns():
+    # at every size the loss falls over six of the seven learning rates, then rises: an optimum
+    rows = [{"size": size, "lr": lr, "loss": 2.0 + 300 * size ** -0.3 + 0.05 * (np.log10(lr) + 2.3) ** 2}
+            for size in np.logspace(7, 9, 4) for lr in np.logspace(-4, -2, 7)]
+    problem = Problem(("size", "lr"), ("loss",), axis=("size",), max_constants=8)
+    summary = summarize(problem, make_table(pd.DataFrame(rows), problem))
+    assert summary["targets"]["loss"]["trend"] == {"size": -1.0, "lr": 0.0}
+    assert "hybrid_power_bowl[size,lr]" in dict(seed_laws(problem, summary))
+
+
+def test_without_slices_an_input_trends_over_all_rows():
+    sizes = np.logspace(7, 9, 9)
+    rows = pd.DataFrame({"size": sizes, "lr": np.logspace(-4, -2, 9)[::-1], "loss": 2.0 + 300 * sizes ** -0.3})
+    problem = Problem(("size", "lr"), ("loss",), axis=("size",))
+    summary = summarize(problem, make_table(rows, problem))  # every row its own setting: no slice to hold
+    assert summary["targets"]["loss"]["trend"] == {"size": -1.0, "lr": 1.0}
