@@ -14,7 +14,7 @@ search, what other rules for picking one of them would have reported:
 
 Only training rows choose (probes are built from them); test rows only score, as the suite does.
 
-    python scripts/consensus_replay.py s0.json [--data-seed 0]
+    python scripts/consensus_replay.py s0.json s1.json s2.json --data-seeds 0 0 0   # search seeds 0-2 of one draw
 """
 from __future__ import annotations
 
