@@ -71,13 +71,16 @@ def replay(row: dict, data_seed: int) -> dict | None:
     probes, _ = build_probes(sp.train, problem, train, axis)
     nmse, far, on_test = [], [], []
     for lines, constants in members(row):
-        try:
-            on_test.append(predictions(lines, constants, problem, test))
-            nmse.append(score(test.y, on_test[-1]).nmse)
-            far.append(predictions(lines, constants, problem, probes) if probes is not None else None)
+        try:  # one entry per member in each list, or none in on_test: a member that fails scores inf
+            member_test = predictions(lines, constants, problem, test)
+            member_far = predictions(lines, constants, problem, probes) if probes is not None else None
         except SldError:
             nmse.append(math.inf)
             far.append(None)
+            continue
+        on_test.append(member_test)
+        nmse.append(score(test.y, member_test).nmse)
+        far.append(member_far)
     with np.errstate(all="ignore"):
         averaged = score(test.y, np.median(np.stack(on_test), axis=0)).nmse if on_test else math.inf
     usable = [i for i, p in enumerate(far) if p is not None]
