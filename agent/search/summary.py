@@ -32,7 +32,7 @@ def summarize(problem: Problem, table: Table, *, rows_per_group: int = 3) -> dic
         y = table.y[:, j]
         trends = {}
         for i in problem.inputs:
-            rho = _input_trend(table, problem.inputs, i, y)
+            rho = input_trend(table, problem.inputs, i, y)
             if rho is not None:
                 trends[i] = round(rho, 3)
         targets[name] = {"min": float(y.min()), "max": float(y.max()), "positive": bool(np.all(y > 0)),
@@ -86,7 +86,7 @@ def repeated_data(problem: Problem, table: Table, inputs: dict) -> list[dict]:
 MIN_SLICES = 2  # slices (every other input fixed) with three values or more that make the trend
 
 
-def _input_trend(table: Table, inputs: tuple[str, ...], name: str, y: np.ndarray) -> float | None:
+def input_trend(table: Table, inputs: tuple[str, ...], name: str, y: np.ndarray) -> float | None:
     """How the target moves with one input where every other input is held fixed.
 
     On a grid, the rows of one group that share every other input's value (a
@@ -117,7 +117,7 @@ def _input_trend(table: Table, inputs: tuple[str, ...], name: str, y: np.ndarray
 
 
 def _slice_trend(x: np.ndarray, y: np.ndarray) -> float | None:
-    """One slice's trend (see ``_input_trend``); None with fewer than three values of the input."""
+    """One slice's trend (see ``input_trend``); None with fewer than three values of the input."""
     levels, at = np.unique(x, return_inverse=True)
     if len(levels) < 3:
         return None

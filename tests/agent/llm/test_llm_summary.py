@@ -64,3 +64,14 @@ def test_rendering_reads_the_search_summary_layout_too():
 def test_an_unknown_or_empty_summary_still_renders():
     assert render_summary({}) == "(no data summary available)"
     assert render_summary({"anything": [1, 2]}) == '{"anything": [1, 2]}'
+
+
+def test_on_a_grid_the_prompt_reads_each_input_with_the_others_held_fixed():
+    # Over all rows of an N x D grid, D explains little of the loss beside N (rank corr about -0.4),
+    # which the prompt once called "weakly decreasing"; at every N the loss falls with D.
+    n, d = np.meshgrid(np.geomspace(1e7, 1e9, 5), np.geomspace(1e9, 1e11, 5))
+    frame = pd.DataFrame({"N": n.ravel(), "D": d.ravel()})
+    frame["loss"] = 1.7 + 400 * frame["N"] ** -0.34 + 410 * frame["D"] ** -0.28
+    summary = summarize_data(Problem(inputs=("N", "D"), targets=("loss",)), frame)
+    assert summary["trends"]["loss"]["D"].startswith("decreasing (rank corr -1.00)")
+    assert summary["trends"]["loss"]["N"].startswith("decreasing (rank corr -1.00)")
