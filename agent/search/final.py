@@ -27,7 +27,7 @@ class FinalLaw:
     complexity: int = 0
     latex: str = ""
     train: dict = field(default_factory=dict)
-    fit_loss: str = ""  # the residuals the constants were fitted on (log, huber_log, lsq)
+    fit_loss: str = ""  # the residuals the constants were fitted on (robust_log, log, huber_log, lsq)
     selection: dict = field(default_factory=dict)  # the close finalists and their spread beyond the data
     # the other close finalists refitted on all training rows ({"law": lines, "constants": ...}): the laws
     # the validation tail could not tell from this one, kept so intervals can carry form uncertainty

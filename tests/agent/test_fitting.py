@@ -4,7 +4,7 @@ import pytest
 
 from agent.errors import FitError
 from agent.expressions import parse_law
-from agent.fitting import FitOptions, fit_law, predict
+from agent.fitting import FitOptions, fit_law, predict, resolve_loss
 from agent.fitting.structure import analyse
 from agent.problem import Table
 
@@ -52,13 +52,41 @@ def test_targets_sharing_no_constants_are_fitted_as_separate_blocks():
     assert [b.target_index for b in blocks] == [(0,), (1,)]
 
 
-@pytest.mark.parametrize("loss", ["lsq", "log", "huber_log"])
+@pytest.mark.parametrize("loss", ["lsq", "log", "huber_log", "robust_log"])
 def test_every_loss_fits_a_clean_curve(loss):
     x = np.logspace(2, 5, 15)
     y = 0.5 + 3.0 * x ** -0.25
     law = parse_law("y = E + A*x**(-alpha)", ["x"], ["y"])
     fitted = fit_law(law, table(x, y), options=FitOptions(loss=loss))
     assert fitted.constants["all"]["alpha"] == pytest.approx(0.25, rel=1e-3)
+
+
+def _at_100x(loss, y, x):
+    """The fitted law's relative error 10x beyond the rows (y = 1.7 + 400 x^-0.32 there)."""
+    law = parse_law("y = E + A*x**(-alpha)", ["x"], ["y"])
+    constants = fit_law(law, table(x, y), options=FitOptions(loss=loss)).constants
+    return float(predict(law, table([1e10], [1.0]), constants, ["all"])[0, 0] / (1.7 + 400.0 * 1e10 ** -0.32) - 1)
+
+
+def test_robust_log_is_not_pulled_by_a_few_bad_runs():
+    x = np.logspace(6, 9, 24)
+    y = (1.7 + 400.0 * x ** -0.32) * np.exp(np.random.default_rng(0).normal(0, 0.005, 24))
+    y[[3, 9, 15]] *= [1.15, 1.25, 1.2]  # three runs that went wrong, 15-25 % above the law
+    assert abs(_at_100x("log", y, x)) > 0.03      # least squares bends the law towards them
+    assert abs(_at_100x("robust_log", y, x)) < 0.015
+
+
+def test_robust_log_is_the_log_fit_itself_where_no_run_stands_out():
+    x = np.logspace(6, 9, 24)
+    y = (1.7 + 400.0 * x ** -0.32) * np.exp(np.random.default_rng(0).normal(0, 0.005, 24))
+    law = parse_law("y = E + A*x**(-alpha)", ["x"], ["y"])
+    robust, plain = (fit_law(law, table(x, y), options=FitOptions(loss=loss)).constants for loss in ("robust_log", "log"))
+    assert robust == plain
+
+
+def test_auto_is_the_robust_log_fit_on_positive_targets_and_least_squares_otherwise():
+    assert resolve_loss("auto", np.array([0.5, 2.0])) == "robust_log"
+    assert resolve_loss("auto", np.array([-0.5, 2.0])) == "lsq"
 
 
 def test_log_losses_refuse_non_positive_targets():

@@ -101,11 +101,11 @@ def test_before_reporting_the_best_laws_are_rescored_as_finalists_with_careful_f
     for finalist in finalists:
         parent = search.candidates[finalist.parent_ids[0]]
         assert finalist.canonical == parent.canonical and finalist.complexity == parent.complexity
-        assert finalist.fit["method"] == "log"  # positive targets: log residuals
+        assert finalist.fit["method"] == "robust_log"  # positive targets: log residuals, Huber-polished
     assert search.refine() == []  # once per run, also after a resume
     chosen = search.chosen()
     assert chosen in finalists  # the report comes from the careful scores, not the screening ones
-    assert final.candidate_id == chosen.id and final.lines == chosen.lines and final.fit_loss == "log"
+    assert final.candidate_id == chosen.id and final.lines == chosen.lines and final.fit_loss == "robust_log"
 
 
 def test_the_other_close_finalists_are_kept_refitted_on_all_rows_for_form_uncertainty(reference,
@@ -128,11 +128,11 @@ def test_finalists_can_also_be_fitted_with_a_robust_loss_and_the_plain_fit_wins_
     search = Search(power_law_problem, power_law_data, config)
     final = search.run()
     finalists = [c for c in search.candidates if c.kind == "finalist"]
-    assert {c.fit["method"] for c in finalists} == {"log", "huber_log"}
+    assert {c.fit["method"] for c in finalists} == {"robust_log", "huber_log"}
     chosen = search.chosen()
     twin = next(c for c in finalists if c.canonical == chosen.canonical and c is not chosen)
     margin = config.selection.parsimony_margin
-    assert chosen.fit["method"] == "log" or chosen.score > twin.score + margin
+    assert chosen.fit["method"] == "robust_log" or chosen.score > twin.score + margin
     assert final.fit_loss == chosen.fit["method"]
 
 
