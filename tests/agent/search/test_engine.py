@@ -101,7 +101,7 @@ def test_before_reporting_the_best_laws_are_rescored_as_finalists_with_careful_f
     for finalist in finalists:
         parent = search.candidates[finalist.parent_ids[0]]
         assert finalist.canonical == parent.canonical and finalist.complexity == parent.complexity
-        assert finalist.fit["method"] == "robust_log"  # positive targets: log residuals, Huber-polished
+        assert finalist.fit["method"] == "robust_log"  # positive targets: log residuals, Huber-polished where a run stands out
     assert search.refine() == []  # once per run, also after a resume
     chosen = search.chosen()
     assert chosen in finalists  # the report comes from the careful scores, not the screening ones

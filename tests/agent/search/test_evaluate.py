@@ -39,7 +39,7 @@ def test_a_candidate_records_the_fit_loss_it_was_scored_with(power_law_problem, 
     ctx = context(power_law_problem, power_law_data)
     default = evaluate_lines(TRUE_FORM, ctx, seed=0)
     robust = evaluate_lines(TRUE_FORM, ctx, seed=0, options=FitOptions(loss="huber_log"))
-    assert default["fit"]["method"] == "robust_log"  # positive targets: log residuals, Huber-polished
+    assert default["fit"]["method"] == "robust_log"  # positive targets: log residuals, Huber-polished where a run stands out
     assert robust["fit"]["method"] == "huber_log"
     assert np.isfinite(robust["score"])
 
