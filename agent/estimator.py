@@ -37,16 +37,18 @@ class LawSearch:
 
     ``axis=None``: the inputs that are positive and span a decade.  ``work_budget`` and
     ``time_limit`` of None mean no limit.  ``proposers``: (proposer, weight) pairs, copied
-    at each fit so that the given ones are never used up.
+    at each fit so that the given ones are never used up.  ``loss``: how constants are fitted,
+    ``auto`` (robust_log for positive targets, else lsq), ``log``, ``robust_log``, ``huber_log``
+    or ``lsq`` (see ``agent.fitting.FitOptions``); the interval refits use it too.
     """
 
     def __init__(self, *, axis: Sequence[str] | None = None, max_constants: int = DEFAULT_CAP,
                  budget: int = DEFAULT_BUDGET, work_budget: float | None = DEFAULT_WORK, seed: int = 0,
                  time_limit: float | None = DEFAULT_TIME_LIMIT, workers: int = 1, proposers=None,
-                 n_bootstrap: int = N_BOOTSTRAP):
+                 n_bootstrap: int = N_BOOTSTRAP, loss: str = "auto"):
         self.axis, self.max_constants, self.budget, self.work_budget = axis, max_constants, budget, work_budget
         self.seed, self.time_limit, self.workers, self.proposers = seed, time_limit, workers, proposers
-        self.n_bootstrap = n_bootstrap
+        self.n_bootstrap, self.loss = n_bootstrap, loss
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -79,7 +81,7 @@ class LawSearch:
         request = DiscoveryRequest(
             inputs=list(X.columns), targets=list(Y.columns), group=_GROUP if groups is not None else None,
             axis=self.axis, max_constants=self.max_constants, budget=self.budget, work_budget=self.work_budget,
-            time_limit=self.time_limit, seed=self.seed, workers=self.workers)
+            time_limit=self.time_limit, seed=self.seed, workers=self.workers, loss=self.loss)
         plan = plan_discovery(df, request)
         self.problem_ = plan.problem
         # a proposer keeps state (the seed library it handed out, call counters): each fit starts afresh
@@ -119,7 +121,7 @@ class LawSearch:
         law = self.best_.law()
         if getattr(self, "bootstrap_", None) is None:
             self.bootstrap_ = bootstrap(law, self.search_.table, self.best_.constants, n=self.n_bootstrap,
-                                        seed=self.seed)
+                                        seed=self.seed, loss=self.best_.fit_loss or "auto")
         table = make_table(df, Problem(self.best_.inputs, self.best_.targets, group=group), require_targets=False)
         if group is None:
             table = Table(table.X, table.y, np.full(len(table), next(iter(self.best_.constants)), dtype=object))

@@ -17,6 +17,7 @@ import pandas as pd
 from agent.defaults import (AXIS_MIN_SPAN, DEFAULT_BUDGET, DEFAULT_CAP, DEFAULT_TIME_LIMIT, DEFAULT_WORK,
                             MIN_TRAIN_ROWS)
 from agent.errors import DataError
+from agent.fitting import LOSSES
 from agent.problem import Problem, make_table
 from agent.search import SearchConfig
 from agent.search.units import check_columns
@@ -60,6 +61,8 @@ class DiscoveryRequest:
     scheduler: str | None = None   # or a Dask scheduler's address, with the same laws again
     description: str = ""
     held_out: HeldOut | None = None
+    loss: str = "auto"             # how constants are fitted (agent.fitting.FitOptions); auto: robust_log
+                                   # for positive targets, else lsq
 
     @classmethod
     def for_problem(cls, problem: Problem, **search) -> "DiscoveryRequest":
@@ -108,9 +111,24 @@ def plan_discovery(data: pd.DataFrame, request: DiscoveryRequest) -> DiscoveryPl
     problem = Problem(tuple(inputs), tuple(targets), group=r.group, axis=tuple(axis),
                       max_constants=r.max_constants, description=r.description)
     check_columns(problem, table)  # a constant column: refused here, not after a futile search
+    _check_loss(r.loss, table.y, targets)
     config = SearchConfig(budget=r.budget, work_budget=r.work_budget or None, time_limit=r.time_limit or None,
-                          seed=r.seed, patience=r.patience, workers=r.workers, scheduler=r.scheduler)
+                          seed=r.seed, patience=r.patience, workers=r.workers,
+                          scheduler=r.scheduler).with_loss(r.loss)
     return DiscoveryPlan(problem, config, r.held_out)
+
+
+def _check_loss(loss: str, y: np.ndarray, targets: Sequence[str]) -> None:
+    """A loss the data can take: a log loss needs every target positive (before a search, not after)."""
+    if loss not in ("auto", *LOSSES):
+        raise DataError(f"unknown loss {loss!r}; choose one of auto, {', '.join(LOSSES)}")
+    if loss in ("auto", "lsq"):
+        return
+    for j, name in enumerate(targets):
+        bad = int(np.sum(y[:, j] <= 0))
+        if bad:
+            raise DataError(f"loss {loss!r} fits log residuals, but target {name!r} has {bad} value(s) <= 0 "
+                            "in the training rows; use loss 'lsq' (or 'auto')")
 
 
 def default_axis(columns: dict[str, np.ndarray], inputs: Sequence[str]) -> list[str]:

@@ -21,7 +21,7 @@ disagree, the interval widens by their disagreement.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -62,10 +62,15 @@ class Bootstrap:
 
 
 def bootstrap(law: Law, table: Table, constants: Mapping[str, Mapping[str, float]], *, n: int = 100,
-              seed: int = 0, options: FitOptions = BOOTSTRAP_FIT) -> Bootstrap:
-    """``n`` refits of the law on runs resampled within groups, warm-started from ``constants``."""
+              seed: int = 0, options: FitOptions = BOOTSTRAP_FIT, loss: str = "auto") -> Bootstrap:
+    """``n`` refits of the law on runs resampled within groups, warm-started from ``constants``.
+
+    ``loss``: the loss the constants were fitted with (a law's ``fit_loss``): every refit uses it too.
+    """
     if n < 2:
         raise DataError("a bootstrap needs at least 2 replicates")
+    if loss != "auto":
+        options = replace(options, loss=loss)
     rng = np.random.default_rng(seed)
     by_group = [np.flatnonzero(table.groups == g) for g in table.group_names]
     replicates = []
@@ -79,19 +84,19 @@ def bootstrap(law: Law, table: Table, constants: Mapping[str, Mapping[str, float
     if len(replicates) < 2:
         raise FitError("the bootstrap could not refit the law on resampled runs")
     pred = predict(law, table, constants, table.groups)
-    log_space = tuple(bool(np.all(table.y[:, j] > 0) and np.all(pred[:, j] > 0)) for j in range(table.y.shape[1]))
+    log_space = _log_space(table, pred, loss)
     residuals = tuple(tuple((np.log(table.y[:, j]) - np.log(pred[:, j])) if log_space[j]
                             else (table.y[:, j] - pred[:, j])) for j in range(table.y.shape[1]))
     return Bootstrap(tuple(replicates), residuals, log_space)
 
 
 def laplace(law: Law, table: Table, constants: Mapping[str, Mapping[str, float]], *, n: int = 200,
-            seed: int = 0) -> Bootstrap:
+            seed: int = 0, loss: str = "auto") -> Bootstrap:
     """The fast alternative to :func:`bootstrap`: replicates drawn from the fit's linearised
     (delta-method) covariance, ``s^2 (J^T J)^-1`` per group, in seconds where refits take minutes.
 
     ``J`` is the Jacobian of the fitted quantity (the log of the prediction for positive targets,
-    as the default loss fits them) in the constants, by central differences; ``s^2`` the residual
+    as the log losses fit them; raw values for ``loss`` lsq) in the constants, by central differences; ``s^2`` the residual
     variance over the group's degrees of freedom.  It assumes the fit's basin is nearly quadratic:
     where the bootstrap and it disagree, trust the bootstrap.
     """
@@ -99,7 +104,7 @@ def laplace(law: Law, table: Table, constants: Mapping[str, Mapping[str, float]]
         raise DataError("the delta method needs at least 2 draws")
     rng = np.random.default_rng(seed)
     pred = predict(law, table, constants, table.groups)
-    log_space = tuple(bool(np.all(table.y[:, j] > 0) and np.all(pred[:, j] > 0)) for j in range(table.y.shape[1]))
+    log_space = _log_space(table, pred, loss)
 
     def fitted(values: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):
@@ -139,6 +144,13 @@ def laplace(law: Law, table: Table, constants: Mapping[str, Mapping[str, float]]
     residuals = tuple(tuple((np.log(table.y[:, j]) - np.log(pred[:, j])) if log_space[j]
                             else (table.y[:, j] - pred[:, j])) for j in range(table.y.shape[1]))
     return Bootstrap(replicates, residuals, log_space)
+
+
+def _log_space(table: Table, pred: np.ndarray, loss: str) -> tuple[bool, ...]:
+    """Per target: are the residuals (and the noise drawn from them) relative ones?  Yes where the fit
+    was on log residuals (every loss but lsq) and targets and predictions are positive."""
+    return tuple(bool(loss != "lsq" and np.all(table.y[:, j] > 0) and np.all(pred[:, j] > 0))
+                 for j in range(table.y.shape[1]))
 
 
 def interval(law: Law, points: Table, boot: Bootstrap, level: float = 0.9, kind: str = "confidence",

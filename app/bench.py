@@ -80,13 +80,13 @@ def _finite_or_none(value):
 
 def bench_discovered(spec: TaskSpec, seed: int = 0, budget: int | None = None,
                      time_limit: float | None = None, workers: int = 2, with_human: bool = False,
-                     work: float | None = None) -> dict:
+                     work: float | None = None, loss: str = "auto") -> dict:
     """Run the offline search on the task's train split, then score the refitted law on test once."""
     from agent.plan import DiscoveryRequest, plan_discovery
     from app.discovery import discover
 
     given = {"budget": budget or None, "work_budget": work, "time_limit": time_limit}
-    request = DiscoveryRequest.for_problem(spec.problem(), seed=seed, workers=workers,
+    request = DiscoveryRequest.for_problem(spec.problem(), seed=seed, workers=workers, loss=loss,
                                            **{k: v for k, v in given.items() if v is not None})
     start = time.perf_counter()
     train = load_split(spec.name, "train")
@@ -101,6 +101,6 @@ def bench_discovered(spec: TaskSpec, seed: int = 0, budget: int | None = None,
     row["candidates"] = result.search["candidates"]
     row["stop_reason"] = result.search["stop_reason"]
     if with_human and spec.human_law is not None:
-        human = bench_human(spec, "refit", seed)
+        human = bench_human(spec, "refit", seed, FitOptions(loss=loss))
         row["human_refit_r2"] = human["r2"]
     return row

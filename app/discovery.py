@@ -16,6 +16,7 @@ import pandas as pd
 
 from agent.errors import DataError
 from agent.expressions import parse_law
+from agent.fitting import FitOptions
 from agent.problem import Problem, make_table
 from agent.search import Search, SearchConfig, refit_law, report_on_test
 from agent.search.proposers.base import Proposer
@@ -82,12 +83,14 @@ def discover(problem: Problem, train: pd.DataFrame, *, config: SearchConfig,
     if test is not None:
         out.test = report_on_test(final, problem, test)
         if human_lines:
-            out.human = human_refit(problem, human_lines, train, test, seed=config.seed)
+            out.human = human_refit(problem, human_lines, train, test, seed=config.seed, options=config.final_fit)
     return out
 
 
-def human_refit(problem: Problem, lines, train: pd.DataFrame, test: pd.DataFrame, seed: int = 0) -> dict:
-    """The human law's form fitted on train with our backend, scored on test (the comparison row)."""
+def human_refit(problem: Problem, lines, train: pd.DataFrame, test: pd.DataFrame, seed: int = 0,
+                options: FitOptions | None = None) -> dict:
+    """The human law's form fitted on train with our backend (and the run's loss), scored on test
+    (the comparison row)."""
     law = parse_law(lines, problem.inputs, problem.targets)
-    refit = refit_law(law, make_table(train, problem), make_table(test, problem), seed=seed)
+    refit = refit_law(law, make_table(train, problem), make_table(test, problem), seed=seed, options=options)
     return {"law": list(law.lines), **refit.test.to_dict()}

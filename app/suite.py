@@ -35,13 +35,13 @@ SUITE_WORK_SHARE = 0.25  # of the default work budget: 48 problems at full effor
 
 
 def search_request(problem: SyntheticProblem, seed: int = 0, budget: int | None = None, work: float | None = None,
-                   time_limit: float | None = None, workers: int = 2) -> DiscoveryRequest:
+                   time_limit: float | None = None, workers: int = 2, loss: str = "auto") -> DiscoveryRequest:
     """What ``sld discover --csv`` asks for with the problem's columns, axis and cap and otherwise the
     default options, at a quarter of the default work budget unless ``work`` says otherwise (so the
     suite runs in under 15 minutes on 2 cores; pass ``--work 400000`` for the full default effort).
     None keeps a default, 0 = no limit."""
     base = DiscoveryRequest.for_problem(problem.problem)
-    return replace(base, seed=seed, workers=workers, budget=budget or base.budget,
+    return replace(base, seed=seed, workers=workers, budget=budget or base.budget, loss=loss,
                    work_budget=base.work_budget * SUITE_WORK_SHARE if work is None else (work or None),
                    time_limit=base.time_limit if time_limit is None else (time_limit or None))
 
@@ -72,15 +72,16 @@ def textbook_forms(problem: SyntheticProblem) -> dict[str, tuple[str, ...]]:
     return forms
 
 
-def score_textbooks(problem: SyntheticProblem, seed: int = 0) -> dict[str, dict]:
-    """Each textbook form fitted on all training rows (default FitOptions) and scored on test."""
+def score_textbooks(problem: SyntheticProblem, seed: int = 0, loss: str = "auto") -> dict[str, dict]:
+    """Each textbook form fitted on all training rows (default FitOptions, with the search's loss) and
+    scored on test."""
     p = problem.problem
     train, test = make_table(problem.train, p), make_table(problem.test, p)
     out = {}
     for name, lines in textbook_forms(problem).items():
         law = parse_law(lines, p.inputs, p.targets)
         try:
-            fitted = fit_law(law, train, seed=seed, options=FitOptions())
+            fitted = fit_law(law, train, seed=seed, options=FitOptions(loss=loss))
         except SldError as exc:
             out[name] = {"r2": None, "nmse": math.inf, "error": str(exc)}
             continue
@@ -108,7 +109,7 @@ def error_at_largest(problem: SyntheticProblem, predicted: np.ndarray) -> float 
 
 
 def run_problem(problem: SyntheticProblem, *, seed: int = 0, budget: int | None = None, work: float | None = None,
-                time_limit: float | None = None, workers: int = 2) -> dict:
+                time_limit: float | None = None, workers: int = 2, loss: str = "auto") -> dict:
     """Search one problem as ``sld discover --csv`` would, score it on test beside the textbook forms."""
     from app.discovery import discover
 
@@ -116,7 +117,7 @@ def run_problem(problem: SyntheticProblem, *, seed: int = 0, budget: int | None 
     row = {"problem": problem.name, "family": problem.family, "r2": None, "nmse": math.inf,
            "err_at_largest": None, "n_constants": None, "complexity": None, "law": None, "error": None}
     try:
-        plan = plan_discovery(problem.train, search_request(problem, seed, budget, work, time_limit, workers))
+        plan = plan_discovery(problem.train, search_request(problem, seed, budget, work, time_limit, workers, loss))
         result = discover(plan.problem, problem.train, config=plan.config, test=problem.test)
     except SldError as exc:  # a problem the search cannot handle loses; the suite goes on
         row["error"] = str(exc)
@@ -128,7 +129,7 @@ def run_problem(problem: SyntheticProblem, *, seed: int = 0, budget: int | None 
                    law=result.final["law"], constants=result.final["constants"],
                    alternatives=result.final.get("alternatives", []), candidates=result.search["candidates"],
                    stop_reason=result.search["stop_reason"], search_seconds=result.search["seconds"])
-    textbooks = score_textbooks(problem, seed)
+    textbooks = score_textbooks(problem, seed, loss)
     best = min(textbooks, key=lambda k: textbooks[k]["nmse"])
     ratio = _ratio(row["nmse"], textbooks[best]["nmse"])
     row.update(best_textbook=best, best_textbook_nmse=textbooks[best]["nmse"], ratio=ratio,

@@ -1,10 +1,10 @@
 """A search's settings: every one is stored with a run, so a resumed run searches as it began."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from agent.defaults import DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, DEFAULT_WORK
-from agent.fitting import FitOptions
+from agent.fitting import LOSSES, FitOptions
 from agent.search.context import FINALIST_FIT, SEARCH_FIT
 from agent.search.selection import Selection
 
@@ -44,3 +44,16 @@ class SearchConfig:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def with_loss(self, loss: str) -> "SearchConfig":
+        """The same search with every fit (screening, finalists, the final refit) on ``loss``.
+
+        ``auto`` keeps the defaults.  A named loss replaces the finalists' own choice too, so the
+        reported law is fitted exactly as asked (the user knows their noise; the default guesses it).
+        """
+        if loss == "auto":
+            return self
+        if loss not in LOSSES:
+            raise ValueError(f"unknown loss {loss!r}; choose one of auto, {', '.join(LOSSES)}")
+        return replace(self, fit=replace(self.fit, loss=loss), finalist_fit=replace(self.finalist_fit, loss=loss),
+                       final_fit=replace(self.final_fit, loss=loss), finalist_losses=(loss,))

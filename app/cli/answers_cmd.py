@@ -35,7 +35,8 @@ def bootstrap_payload(payload: dict, problem: Problem, train: pd.DataFrame, n: i
     if method not in UNCERTAINTY:
         raise DataError(f"unknown uncertainty method {method!r}; choose one of {', '.join(UNCERTAINTY)}")
     final = FinalLaw.from_dict(payload)
-    boot = UNCERTAINTY[method](final.law(), make_table(train, problem), final.constants, n=n, seed=seed)
+    boot = UNCERTAINTY[method](final.law(), make_table(train, problem), final.constants, n=n, seed=seed,
+                               loss=final.fit_loss or "auto")
     return {"bootstrap": boot.to_dict(), "uncertainty_method": method,
             "constant_intervals": constant_intervals(boot, DEFAULT_LEVEL), "interval_level": DEFAULT_LEVEL}
 

@@ -11,8 +11,10 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from agent.fitting import FitOptions
 from app.bench import bench_discovered, bench_human, summarize
 from app.cli import cli
+from app.cli.discover_cmd import LOSS_HELP, Loss
 from tasks import all_tasks, get_task
 
 
@@ -46,6 +48,8 @@ def bench(
     time_limit: Optional[float] = typer.Option(None, "--time-limit", help="Safety net: search seconds per task (discovered/both)."),
     work: Optional[float] = typer.Option(None, "--work", help="Search effort per task in model evaluations (reproducible; discovered/both)."),
     workers: int = typer.Option(2, "--workers", help="Processes evaluating candidates (discovered/both)."),
+    loss: Loss = typer.Option("auto", "--loss", help=LOSS_HELP + " With --suite the textbook forms are fitted "
+                                                                 "with it too."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
     suite: Optional[str] = typer.Option(
         None, "--suite", help="'synthetic': search the generated problems whose law is known, against textbook forms "
@@ -71,7 +75,7 @@ def bench(
         if task:
             raise DataError("--task names an SLDBench task; with --suite use --problem or --family")
         run_suite(suite, seed=seed, families=family, problems=problem, limit=limit, budget=budget, work=work,
-                  time_limit=time_limit, workers=workers, as_json=as_json, data_seed=data_seed)
+                  time_limit=time_limit, workers=workers, as_json=as_json, data_seed=data_seed, loss=loss.value)
         return
     specs = [get_task(name) for name in task] if task else all_tasks()
     err = Console(stderr=True)
@@ -81,12 +85,14 @@ def bench(
         for spec in specs:
             if laws is Laws.human:
                 status.update(f"{laws.value} laws, {constants.value} constants: {spec.name}")
-                rows.append(bench_human(spec, constants.value, seed))
+                rows.append(bench_human(spec, constants.value, seed, FitOptions(loss=loss.value)))
             else:
                 status.update(f"searching laws (seed {seed}): {spec.name}")
                 rows.append(bench_discovered(spec, seed, budget, time_limit, workers,
-                                             with_human=laws is Laws.both, work=work))
+                                             with_human=laws is Laws.both, work=work, loss=loss.value))
     summary = summarize(rows)
+    if laws is not Laws.human or constants is Constants.refit:  # published constants are fitted by no one
+        summary["loss"] = loss.value
     if laws is Laws.both:
         human = [r.get("human_refit_r2") for r in rows]
         summary["human_refit_mean_r2_floored"] = summarize(

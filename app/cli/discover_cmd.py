@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Optional
 
@@ -13,6 +14,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agent.defaults import DEFAULT_BUDGET, DEFAULT_CAP, DEFAULT_TIME_LIMIT, DEFAULT_WORK
 from agent.errors import DataError
+from agent.fitting import LOSSES
 from agent.plan import DiscoveryRequest, plan_discovery
 from agent.search import FinalLaw
 from agent.search.proposers.mix import ProposerMix
@@ -21,6 +23,12 @@ from app.cli.answers_cmd import add_intervals, bootstrap_payload
 from app.discovery import discover, read_csv
 
 MAX_GROUPS_SHOWN = 12
+# how constants are fitted; the choices are agent.fitting's (typer lists them in --help)
+Loss = Enum("Loss", {name: name for name in ("auto", *LOSSES)}, type=str)
+LOSS_HELP = ("How constants are fitted: 'auto' (robust_log for positive targets, else lsq), 'log' (log residuals), "
+             "'robust_log' (log, re-fitted with Huber's loss where a run stands out), 'huber_log' (Huber on log "
+             "residuals, delta 1e-3) or 'lsq' (raw residuals). Every fit of the run uses it, and so do the laws "
+             "it is compared with.")
 
 
 def _split(value: str | None) -> list[str] | None:
@@ -36,6 +44,7 @@ def discover_cmd(
     group: Optional[str] = typer.Option(None, "--group", help="Group column: one law form, constants per group."),
     axis: Optional[str] = typer.Option(None, "--axis", help="Extrapolation axis column(s); default: the positive inputs spanning a decade."),
     cap: int = typer.Option(DEFAULT_CAP, "--cap", help="Most constants a law may have, per group (with --csv)."),
+    loss: Loss = typer.Option("auto", "--loss", help=LOSS_HELP),
     seed: int = typer.Option(0, "--seed", help="Seed: the same seed gives the same run."),
     budget: int = typer.Option(DEFAULT_BUDGET, "--budget", help="Candidate laws to evaluate."),
     work: float = typer.Option(DEFAULT_WORK, "--work", help="Search effort in model evaluations (0 = no limit); reproducible."),
@@ -67,7 +76,7 @@ def discover_cmd(
         raise DataError("give either a bundled TASK or --csv FILE (with --inputs and --target)")
     test = human = None
     search = dict(budget=budget, work_budget=work, time_limit=time_limit, seed=seed, workers=workers,
-                  scheduler=dask_scheduler)
+                  scheduler=dask_scheduler, loss=loss.value)
     if csv is not None:
         if not inputs or not target:
             raise DataError("--csv needs --inputs a,b and --target y")

@@ -16,7 +16,7 @@ SUITES = ("synthetic",)
 
 def run_suite(suite: str, *, seed: int, families: list[str] | None, problems: list[str] | None,
               limit: int | None, budget: int | None, work: float | None, time_limit: float | None,
-              workers: int, as_json: bool, data_seed: int | None = None) -> None:
+              workers: int, as_json: bool, data_seed: int | None = None, loss: str = "auto") -> None:
     from tasks.synthetic import SUITE_SEED, UnknownProblem, synthetic_suite
 
     if suite not in SUITES:
@@ -34,8 +34,8 @@ def run_suite(suite: str, *, seed: int, families: list[str] | None, problems: li
         for i, problem in enumerate(chosen, start=1):
             status.update(f"searching laws (seed {seed}): {problem.name} ({i}/{len(chosen)})")
             rows.append(run_problem(problem, seed=seed, budget=budget, work=work, time_limit=time_limit,
-                                    workers=workers))
-    summary = {"suite": suite, "suite_seed": data_seed, "seed": seed, **summarize_suite(rows)}
+                                    workers=workers, loss=loss))
+    summary = {"suite": suite, "suite_seed": data_seed, "seed": seed, "loss": loss, **summarize_suite(rows)}
     if as_json:
         typer.echo(json.dumps(summary))
     else:

@@ -65,6 +65,11 @@ class RunCreate(RequestModel):
     time_limit: float | None = Field(None, gt=0, description="seconds of search, a safety net (a run it stops "
                                                             "is not reproducible); default SLD_DEFAULT_TIME_LIMIT")
     patience: int | None = Field(None, ge=1, description="stop after this many generations without improvement")
+    loss: Literal["auto", "log", "robust_log", "huber_log", "lsq"] = Field(
+        "auto", description="how constants are fitted: auto (robust_log for positive targets, else lsq), log (log "
+                            "residuals), robust_log (log, re-fitted with Huber's loss where a run stands out), "
+                            "huber_log (Huber on log residuals, delta 1e-3) or lsq (raw residuals); every fit of "
+                            "the run, and every law compared with it, uses it")
     proposers: list[ProposerSpec] | None = Field(None, min_length=1, description="default: offline only")
     test_split: TestSplit | None = Field(None, description="default: the task's held-out test rows, if any")
     description: str = Field("", max_length=2000)

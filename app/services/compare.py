@@ -138,7 +138,7 @@ def comparison_inputs(storage, run_id: int) -> dict[str, Any]:
     plan = RunSpec.model_validate(run.spec).plan()
     train, test = plan.split(storage.load_rows(run.dataset_id))
     return {"problem": plan.problem, "train": train, "test": test, "lines": lines,
-            "seed": plan.config.seed, "n_folds": plan.config.n_folds}
+            "seed": plan.config.seed, "n_folds": plan.config.n_folds, "loss": plan.config.final_fit.loss}
 
 
 def run_comparison(inputs: Mapping[str, Any], other: Mapping[str, Any],

@@ -33,7 +33,8 @@ def comparison_options(inputs: Mapping[str, Any], settings, *, n_laws: int = 2) 
                         f"several times, so it is limited to {settings.compare_max_groups} groups "
                         "(SLD_COMPARE_MAX_GROUPS)")
     n_fits = n_laws * (int(inputs.get("n_folds") or DEFAULT_FOLDS) + 1) * max(n_groups, 1)
-    return FitOptions(time_limit=settings.compare_time_limit / n_fits)
+    # the run's own loss: a posted law is fitted as the discovered one was
+    return FitOptions(loss=inputs.get("loss") or "auto", time_limit=settings.compare_time_limit / n_fits)
 
 
 def check_posted_law(law: Mapping[str, Any], problem) -> None:

@@ -139,7 +139,7 @@ def _delta_interval(storage: BaseStorage, req: PredictCreate, law: Law, constant
         run = comparison_inputs(storage, req.run_id)  # the run's problem and training rows, as compare reads them
         table = make_table(run["train"], run["problem"])
         try:
-            draws = laplace(law, table, constants, n=INTERVAL_DRAWS, seed=seed)
+            draws = laplace(law, table, constants, n=INTERVAL_DRAWS, seed=seed, loss=run["loss"])
         except FitError as exc:
             raise DataError(f"no interval for this law: {exc}") from None
     df = pd.DataFrame(req.points)

@@ -37,7 +37,7 @@ def resolve_run_spec(req: RunCreate, storage: BaseStorage, settings: Settings) -
     request = DiscoveryRequest(
         inputs, targets, group=group, axis=axis, **({"max_constants": cap} if cap else {}), budget=budget,
         work_budget=settings.default_work_budget if req.work_budget is None else req.work_budget,
-        time_limit=req.time_limit or settings.default_time_limit, seed=req.seed, patience=req.patience,
+        time_limit=req.time_limit or settings.default_time_limit, seed=req.seed, patience=req.patience, loss=req.loss,
         description=req.description or base.get("description", ""),
         held_out=HeldOut(**test_split) if test_split else None)
     plan = plan_discovery(storage.load_rows(ds.id), request)

@@ -33,7 +33,8 @@ def uncertainty_report(final: Mapping[str, Any], problem: Problem, train: pd.Dat
     draws = int(np.clip(MAX_STORED_VALUES // size, MIN_DRAWS, DRAWS))
     try:
         law = parse_law(final["law"], problem.inputs, problem.targets)
-        boot = laplace(law, make_table(train, problem), constants, n=draws, seed=seed)
+        boot = laplace(law, make_table(train, problem), constants, n=draws, seed=seed,
+                       loss=final.get("fit_loss") or "auto")
     except (FitError, DataError, LawError) as exc:
         return {"uncertainty_error": str(exc)}
     rng = np.random.default_rng(seed)

@@ -69,3 +69,37 @@ def test_too_few_training_rows_are_refused(sweep):
     few = sweep.head(MIN_TRAIN_ROWS - 1)
     with pytest.raises(DataError, match=f"only {MIN_TRAIN_ROWS - 1} training row"):
         plan_discovery(few, DiscoveryRequest(["N"], ["loss"]))
+
+
+def test_a_named_loss_reaches_every_fit_of_the_search(sweep):
+    """Screening, finalists and the final refit all fit with the loss asked for, and the finalists
+    are not re-scored under another one: the reported law is fitted exactly as the user said."""
+    config = plan_discovery(sweep, DiscoveryRequest(["N"], ["loss"], loss="huber_log")).config
+    assert (config.fit.loss, config.finalist_fit.loss, config.final_fit.loss) == ("huber_log",) * 3
+    assert config.finalist_losses == ("huber_log",)
+    # the effort of each fit is untouched: only the residuals change
+    default = plan_discovery(sweep, DiscoveryRequest(["N"], ["loss"])).config
+    assert (config.fit.starts, config.finalist_fit.starts) == (default.fit.starts, default.finalist_fit.starts)
+
+
+def test_the_auto_loss_leaves_the_search_as_it_was(sweep):
+    from agent.search import SearchConfig
+
+    config = plan_discovery(sweep, DiscoveryRequest(["N"], ["loss"])).config
+    assert (config.fit, config.finalist_fit, config.final_fit, config.finalist_losses) \
+        == (SearchConfig().fit, SearchConfig().finalist_fit, SearchConfig().final_fit, SearchConfig().finalist_losses)
+
+
+@pytest.mark.parametrize("loss, target, message", [
+    ("l1", "loss", "unknown loss 'l1'; choose one of auto, lsq, log, huber_log, robust_log"),
+    ("log", "shift", "loss 'log' fits log residuals, but target 'shift' has 1 value"),
+    ("robust_log", "shift", "use loss 'lsq'"),
+])
+def test_a_loss_the_data_cannot_take_is_refused_before_the_search(sweep, loss, target, message):
+    with pytest.raises(DataError, match=message):
+        plan_discovery(sweep, DiscoveryRequest(["N"], [target], loss=loss))
+
+
+def test_lsq_and_auto_take_targets_of_any_sign(sweep):
+    for loss in ("lsq", "auto"):
+        assert plan_discovery(sweep, DiscoveryRequest(["N"], ["shift"], loss=loss)).config is not None

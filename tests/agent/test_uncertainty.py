@@ -110,3 +110,14 @@ def test_a_close_form_that_disagrees_beyond_the_data_widens_the_band_there(fitte
     assert lo_f[0, 0] < theirs < mine < hi_f[0, 0] and hi_f[0, 0] - lo_f[0, 0] > 3 * (hi[0, 0] - lo[0, 0])
     same = interval(LAW, at, boot, level=0.9, others=[Member(LAW, constants)])
     assert np.allclose(same, (lo, hi), rtol=2e-3)
+
+
+def test_a_law_fitted_on_raw_residuals_gets_raw_noise_in_its_intervals():
+    """The replicates follow the law's own loss: with lsq the residuals, and the noise a prediction
+    interval adds from them, are raw differences; with the log losses they are relative."""
+    table = sweep()
+    constants = fit_law(LAW, table, seed=0).constants
+    for method in (bootstrap, laplace):
+        raw, relative = (method(LAW, table, constants, n=8, seed=0, loss=loss) for loss in ("lsq", "robust_log"))
+        assert raw.log_space == (False,) and relative.log_space == (True,)
+        assert np.allclose(raw.residuals[0], table.y[:, 0] - predict(LAW, table, constants, table.groups)[:, 0])

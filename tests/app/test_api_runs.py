@@ -28,6 +28,28 @@ def test_a_run_is_queued_with_a_complete_spec(client, dataset_id):
     assert client.get(f"/runs/{run['id']}").json()["state"] == "queued"
 
 
+def test_a_run_names_its_loss_and_every_fit_of_its_search_uses_it(client, dataset_id):
+    from agent.fitting import LOSSES
+    from app.schemas.runs import RunCreate
+
+    assert set(RunCreate.model_json_schema()["properties"]["loss"]["enum"]) == {"auto", *LOSSES}
+    config = client.post("/runs", json={"dataset_id": dataset_id, **SPEC, "loss": "huber_log"}).json()["spec"]["config"]
+    assert (config["fit"]["loss"], config["finalist_fit"]["loss"], config["final_fit"]["loss"]) == ("huber_log",) * 3
+    assert config["finalist_losses"] == ["huber_log"]
+    default = client.post("/runs", json={"dataset_id": dataset_id, **SPEC}).json()["spec"]["config"]
+    assert default["final_fit"]["loss"] == "auto" and default["finalist_losses"] == list(SearchConfig().finalist_losses)
+
+
+def test_a_loss_the_data_cannot_take_is_refused_when_queued(client):
+    rows = [{"x": x, "y": y} for x, y in ((1.0, 2.0), (2.0, 1.0), (4.0, 0.0), (8.0, -0.5))]
+    ds = client.post("/datasets", json={"rows": rows}).json()
+    r = client.post("/runs", json={"dataset_id": ds["id"], "inputs": ["x"], "targets": ["y"], "loss": "log"})
+    assert r.status_code == 422 and "target 'y' has 2 value(s) <= 0" in r.json()["detail"]
+    r = client.post("/runs", json={"dataset_id": ds["id"], "inputs": ["x"], "targets": ["y"], "loss": "l1"})
+    assert r.status_code == 422 and "loss" in r.text
+    assert client.get("/runs").json()["total"] == 0
+
+
 def test_a_worker_runs_it_to_done_with_progress_and_a_final_law(client, done_run):
     progress = done_run["progress"]
     assert progress["candidates"] == 16 and progress["generation"] >= 1 and progress["elapsed"] > 0

@@ -58,6 +58,8 @@ def test_discover_on_a_csv_recovers_a_law_that_extrapolates_within_one_percent(s
      "target 'loss' has the same value (2) in every row: there is nothing to fit"),
     ("N,loss\n1,2\n1,2.1\n10,1\n10,1.1\n", ["--inputs", "N", "--target", "loss"],
      "the axis (N) has only 2 distinct values; validating extrapolation along it needs at least 3"),
+    ("N,loss\n1,2\n2,-1\n4,1\n8,0.5\n", ["--inputs", "N", "--target", "loss", "--loss", "log"],
+     "loss 'log' fits log residuals, but target 'loss' has 1 value(s) <= 0 in the training rows; use loss 'lsq'"),
 ])
 def test_bad_input_gets_one_clear_line(sld, tmp_path, content, args, message):
     path = tmp_path / "bad.csv"
@@ -66,6 +68,18 @@ def test_bad_input_gets_one_clear_line(sld, tmp_path, content, args, message):
     assert result.exit_code == 2
     assert message in result.stderr
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_the_loss_is_chosen_on_the_command_line_and_reported_with_the_law(sld, sweep):
+    train_csv, _, _ = sweep
+    args = ("discover", "--csv", str(train_csv), "--inputs", "N,D", "--target", "loss", "--budget", "5",
+            "--workers", "1", "--json")
+    for loss, fitted in (("lsq", "lsq"), ("huber_log", "huber_log"), ("auto", "robust_log")):
+        result = sld(*args, "--loss", loss)
+        assert result.exit_code == 0, result.stderr
+        assert json.loads(result.stdout)["fit_loss"] == fitted
+    unknown = sld(*args, "--loss", "l1")
+    assert unknown.exit_code == 2 and "'l1' is not one of" in unknown.stderr
 
 
 def test_a_missing_csv_and_a_task_plus_csv_are_refused(sld, tmp_path):

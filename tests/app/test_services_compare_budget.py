@@ -31,6 +31,11 @@ def test_the_fits_share_one_time_budget_whatever_the_number_of_groups():
     assert comparison_options(inputs(2, n_folds=None), settings).time_limit == pytest.approx(12.0 / 16)
 
 
+def test_a_posted_law_is_fitted_with_the_runs_own_loss():
+    assert comparison_options({**inputs(1), "loss": "huber_log"}, Settings()).loss == "huber_log"
+    assert comparison_options(inputs(1), Settings()).loss == "auto"  # a run stored before runs named a loss
+
+
 def test_a_run_with_ten_thousand_groups_is_refused_before_any_fit():
     with pytest.raises(DataError, match="the run has 10000 groups; .* limited to 50 groups "
                                         r"\(SLD_COMPARE_MAX_GROUPS\)"):

@@ -143,7 +143,7 @@ def test_one_small_problem_with_a_tiny_budget_gives_a_well_formed_record(sld):
                  "--workers", "1", "--json")
     assert result.exit_code == 0, result.stderr
     out = json.loads(result.stdout)  # the whole of stdout is one JSON object
-    assert set(out) == {"suite", "suite_seed", "seed", "problems", "families", "overall"}
+    assert set(out) == {"suite", "suite_seed", "seed", "loss", "problems", "families", "overall"}
     (record,) = out["problems"]
     assert RECORD_KEYS <= set(record) and record["error"] is None
     assert record["family"] == "power_offset" and record["candidates"] == 30
@@ -156,3 +156,13 @@ def test_one_small_problem_with_a_tiny_budget_gives_a_well_formed_record(sld):
     assert {"power_params", "truth"} <= set(record["textbooks"])
     assert 0 <= record["err_at_largest"] < 0.2
     assert out["overall"]["problems"] == 1 and out["families"]["power_offset"]["wins"] in (0, 1)
+
+
+def test_a_suite_loss_fits_the_search_and_the_textbook_forms_alike():
+    """`sld bench --suite synthetic --loss L`: the yardstick is fitted as the search is, so a loss is
+    judged on the forms it produces, not on a different fit of the oracle."""
+    problem = get_problem("power_offset_01")
+    assert search_request(problem, loss="huber_log").loss == "huber_log"
+    assert search_request(problem).loss == "auto"
+    by_loss = {loss: score_textbooks(problem, 0, loss)["truth"]["nmse"] for loss in ("lsq", "log")}
+    assert by_loss["lsq"] != pytest.approx(by_loss["log"], rel=1e-6)

@@ -55,7 +55,7 @@ def test_parameters_round_trip_as_scikit_learn_expects(power_law_data):
     params = model.get_params()
     assert params == {"axis": ["N"], "budget": 20, "max_constants": 4, "proposers": None, "seed": 3,
                       "time_limit": DEFAULT_TIME_LIMIT, "work_budget": DEFAULT_WORK, "workers": 1,
-                      "n_bootstrap": 100}
+                      "n_bootstrap": 100, "loss": "auto"}
     twin = LawSearch(**params)  # what sklearn.base.clone does
     assert twin.get_params() == params
     assert model.set_params(seed=0, budget=15) is model and model.get_params()["seed"] == 0
@@ -72,3 +72,19 @@ def test_sklearn_clone_gives_an_unfitted_twin():
     twin = base.clone(model)
     assert twin.get_params()["budget"] == 20 and not hasattr(twin, "best_")
     assert twin.get_params()["proposers"][0][0] is not model.proposers[0][0]
+
+
+def test_the_loss_asked_for_fits_the_law_and_its_intervals(power_law_data):
+    """``loss="lsq"``: the reported law is fitted on raw residuals, every finalist was scored that way,
+    and the interval refits use it too (so a prediction interval adds raw, not relative, noise)."""
+    model = LawSearch(axis=["N"], max_constants=4, budget=20, seed=0, n_bootstrap=10, loss="lsq")
+    model.fit(power_law_data[["N"]], power_law_data["loss"], groups=power_law_data["group"])
+    assert model.best_.fit_loss == "lsq"
+    finalists = [c for c in model.search_.candidates if c.finalist]
+    assert finalists and {c.meta["fit_loss"] for c in finalists} == {"lsq"}
+    model.predict(power_law_data[["N"]], groups=power_law_data["group"], return_interval=True)
+    assert model.bootstrap_.log_space == (False,)
+    default = LawSearch(axis=["N"], max_constants=4, budget=20, seed=0, n_bootstrap=10)
+    default.fit(power_law_data[["N"]], power_law_data["loss"], groups=power_law_data["group"])
+    default.predict(power_law_data[["N"]], groups=power_law_data["group"], return_interval=True)
+    assert default.best_.fit_loss == "robust_log" and default.bootstrap_.log_space == (True,)
