@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from agent.errors import DataError
+from agent.fitting import LOSSES
 from agent.storage import CANDIDATE_ORDERS, NotFoundError
 from app.api.deps import (
     AdminStorage, CandidateId, ComparisonId, DatasetId, ReadStorage, RunId, SettingsDep, SweepId, TaskName,
@@ -137,7 +138,8 @@ async def upload(request: Request, storage: WriteStorage, settings: SettingsDep)
 def dataset(request: Request, dataset_id: DatasetId, storage: ReadStorage, settings: SettingsDep,
             target: ColumnQuery = None, x: ColumnQuery = None, group: GroupQuery = None) -> HTMLResponse:
     view = views.dataset_view(storage, dataset_id, target, x, group)
-    return page(request, "dataset.html", view=view, endpoints=sorted(settings.llm_endpoints))
+    return page(request, "dataset.html", view=view, endpoints=sorted(settings.llm_endpoints),
+                losses=("auto", *LOSSES))
 
 
 @router.post("/ui/datasets/{dataset_id}/runs")
@@ -148,7 +150,7 @@ async def start_run(request: Request, dataset_id: DatasetId, storage: WriteStora
         values = [str(v) for v in form.getlist(key) if str(v)]
         if values or key == "axis" and form.get("axis_given"):
             body[key] = values
-    for key in ("group",):
+    for key in ("group", "loss"):
         if form.get(key):
             body[key] = str(form.get(key))
     for key in ("max_constants", "budget"):

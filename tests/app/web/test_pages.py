@@ -60,13 +60,15 @@ def test_an_upload_over_the_size_limit_is_refused_on_a_page_naming_the_limit(cli
 
 def test_a_run_started_from_the_form_runs_with_what_was_ticked(client, worker, dataset_id):
     r = client.post(f"/ui/datasets/{dataset_id}/runs", data={
-        "inputs": ["N"], "targets": ["loss"], "group": "group", "max_constants": "4", "budget": "12", "seed": "0"},
-        follow_redirects=False)
+        "inputs": ["N"], "targets": ["loss"], "group": "group", "max_constants": "4", "budget": "12", "seed": "0",
+        "loss": "huber_log"}, follow_redirects=False)
     assert r.status_code == 303, r.text
     run_id = int(r.headers["location"].rsplit("/", 1)[1])
     run = client.get(f"/runs/{run_id}").json()
     assert run["spec"]["inputs"] == ["N"] and run["spec"]["group"] == "group" and run["spec"]["max_constants"] == 4
+    assert run["spec"]["config"]["final_fit"]["loss"] == "huber_log"
     live = client.get(f"/ui/runs/{run_id}")
+    assert "loss huber_log" in live.text
     assert 'hx-trigger="every 2s"' in live.text and "Cancel run" in live.text
     worker.run_once()
     done = client.get(f"/ui/runs/{run_id}/progress")
