@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import logging
 
+import anyio.to_thread
 from anyio import CapacityLimiter
 from fastapi import FastAPI
 
@@ -43,6 +44,8 @@ def create_app(settings: Settings | None = None, storage: BaseStorage | None = N
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
+        # the blocking handlers' threads (anyio's limiter is per event loop: set it on this one)
+        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.api_threads
         owned = storage is None
         app.state.storage = open_storage(settings) if owned else storage
         try:
@@ -54,6 +57,7 @@ def create_app(settings: Settings | None = None, storage: BaseStorage | None = N
     app = FastAPI(title="sld", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
     app.state.settings = settings
     app.state.compare_limiter = CapacityLimiter(settings.compare_concurrency)
+    app.state.health_limiter = CapacityLimiter(1)
     app.state.read_cache = ReadCache()
     if storage is not None:
         app.state.storage = storage

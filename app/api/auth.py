@@ -8,12 +8,14 @@ when it listens beyond this machine); otherwise 401.  A header that names no act
 """
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import dataclass
 
 from fastapi import HTTPException, Request, Security
 from fastapi.security import HTTPBearer
 
-from agent.storage import BaseStorage
+from agent.storage import BaseStorage, TokenRecord
 from app.core.auth import hash_secret, scope_allows
 
 # Documents the scheme in OpenAPI (the "Authorize" button of /docs); the header is read below.
@@ -36,8 +38,54 @@ def _unauthorized(detail: str) -> HTTPException:
 SESSION_COOKIE = "sld_token"  # the dashboard's sign-in: the token's secret, HttpOnly and SameSite=Strict
 
 
+class TokenLookups:
+    """What the token table said, trusted for ``seconds``: without it every request costs a query
+    (a token's row, or whether any token exists), as much as the cached read it guards.
+
+    A token created or revoked elsewhere (``sld token`` in another process) takes effect within
+    ``seconds``.  Unknown secrets are remembered too, so guessing costs no query; the table is
+    emptied when it holds ``MAX_ENTRIES``, so guessing cannot grow it either.
+    """
+
+    MAX_ENTRIES = 4096
+    _ANY = object()  # the key of "is any token active?"
+
+    def __init__(self, storage: BaseStorage, seconds: float):
+        self.storage, self.seconds = storage, seconds
+        self._entries: dict[object, tuple[float, object]] = {}
+        self._lock = threading.Lock()
+
+    def find(self, secret_hash: str) -> TokenRecord | None:
+        return self._cached(secret_hash, lambda: self.storage.find_token(secret_hash))
+
+    def any_active(self) -> bool:
+        return self._cached(self._ANY, self.storage.has_tokens)
+
+    def _cached(self, key, ask):
+        if self.seconds <= 0:
+            return ask()
+        now = time.monotonic()
+        hit = self._entries.get(key)
+        if hit is not None and hit[0] > now:
+            return hit[1]
+        value = ask()
+        with self._lock:
+            if len(self._entries) >= self.MAX_ENTRIES:
+                self._entries.clear()
+            self._entries[key] = (now + self.seconds, value)
+        return value
+
+
+def token_lookups(request: Request) -> TokenLookups:
+    state = request.app.state
+    lookups = getattr(state, "token_lookups", None)
+    if lookups is None or lookups.storage is not state.storage:  # built once the lifespan has opened the storage
+        lookups = state.token_lookups = TokenLookups(state.storage, state.settings.auth_cache_seconds)
+    return lookups
+
+
 def current_principal(request: Request, _doc=Security(bearer)) -> Principal:
-    storage: BaseStorage = request.app.state.storage
+    tokens = token_lookups(request)
     header = request.headers.get("authorization")
     cookie = request.cookies.get(SESSION_COOKIE)
     if header is None and cookie:
@@ -46,11 +94,11 @@ def current_principal(request: Request, _doc=Security(bearer)) -> Principal:
         scheme, _, secret = header.strip().partition(" ")
         if scheme.lower() != "bearer" or not secret.strip():
             raise _unauthorized("send the API token as `Authorization: Bearer <secret>`")
-        token = storage.find_token(hash_secret(secret.strip()))
+        token = tokens.find(hash_secret(secret.strip()))
         if token is None:
             raise _unauthorized("unknown or revoked API token")
         return Principal(tenant=token.tenant, scope=token.scope, token=token.name)
-    if request.app.state.settings.auth_required or storage.has_tokens():
+    if request.app.state.settings.auth_required or tokens.any_active():
         raise _unauthorized(NEED_A_TOKEN)
     return Principal(tenant=None, scope="admin", token=None)
 
@@ -61,7 +109,7 @@ class StorageFor:
     def __init__(self, scope: str):
         self.scope = scope
 
-    def __call__(self, request: Request, principal: Principal = Security(current_principal)) -> BaseStorage:
+    async def __call__(self, request: Request, principal: Principal = Security(current_principal)) -> BaseStorage:
         if not scope_allows(principal.scope, self.scope):
             raise HTTPException(403, f"token {principal.token!r} has scope {principal.scope}; "
                                      f"this request needs {self.scope}")

@@ -16,11 +16,13 @@ from app.core.config import Settings
 from app.schemas.common import MAX_EVENT_ID, MAX_ID
 
 
-def get_server_storage(request: Request) -> BaseStorage:
+# async: FastAPI runs a plain ``def`` dependency on one of the API's few threads (SLD_API_THREADS),
+# which these attribute reads do not need
+async def get_server_storage(request: Request) -> BaseStorage:
     return request.app.state.storage
 
 
-def get_app_settings(request: Request) -> Settings:
+async def get_app_settings(request: Request) -> Settings:
     return request.app.state.settings
 
 

@@ -42,6 +42,16 @@ class Settings(BaseSettings):
     # Every request needs an API token, even while none exists (`sld serve` sets it when it listens
     # beyond this machine).  Otherwise a request without one is served only while no token is active.
     auth_required: bool = False
+    # How long the API trusts what the token table said (a token's scope, that none exists): every
+    # request would otherwise cost a query.  A token created or revoked by `sld token` in another
+    # process takes effect within this many seconds; 0 asks the database on every request.
+    auth_cache_seconds: float = Field(1.0, ge=0)
+    # Threads serving the API's blocking handlers (database reads and writes).  Few: they share one GIL,
+    # and more of them spend it handing it over (on 2 cores, cached reads/s with 4, 8, 16 and anyio's
+    # default 40 threads: 671, 571-658, 527 and 510 on SQLite; 626 and 439-498 with 4 and 8 on
+    # PostgreSQL; README "Load").  A slow request (a large upload) holds one while it lasts; /health
+    # has a thread of its own, and more API processes (`sld serve --api-workers`) add threads and GILs.
+    api_threads: int = Field(4, ge=2)
     # Web pages on other sites that may call the API from a browser, as JSON:
     # SLD_CORS_ORIGINS='["https://dashboard.example.com"]'.  None by default: such pages can neither read
     # answers nor write (a cross-site write is 403 even where CORS would not be asked, e.g. a text/plain POST).

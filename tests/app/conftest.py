@@ -35,9 +35,11 @@ def toy_csv(**kw) -> bytes:
 @pytest.fixture
 def settings(database_url):
     # One LLM endpoint where nothing listens (the discard port), so LLM runs fall back to offline.
+    # The token table is asked on every request (no cache): tests create and revoke tokens between
+    # requests and expect them to count at once (test_api_auth pins the cache itself).
     return Settings(database_url=database_url, max_payload_bytes=100_000, heartbeat_interval=0.2,
                     stale_after=30, poll_interval=0.05, default_budget=20, compare_time_limit=10,
-                    llm_endpoints={"local": LLMEndpoint(base_url="http://127.0.0.1:9/v1")})
+                    auth_cache_seconds=0, llm_endpoints={"local": LLMEndpoint(base_url="http://127.0.0.1:9/v1")})
 
 
 @pytest.fixture

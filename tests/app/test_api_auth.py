@@ -7,6 +7,7 @@ never sees another's datasets or runs: their ids are 404, exactly like ids that 
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 from fastapi.testclient import TestClient
@@ -55,13 +56,33 @@ def test_a_wrong_token_is_401_even_while_none_is_needed(client, header, detail):
     assert (r.status_code, r.json()["detail"]) == (401, detail)
 
 
-def test_a_revoked_token_is_401(client, storage):
+def test_a_revoked_token_is_401_once_the_servers_trust_in_the_token_table_runs_out(settings, storage):
+    """The API remembers what the token table said for SLD_AUTH_CACHE_SECONDS (a query per request
+    cost as much as the cached read it guarded); `sld token revoke` in another process takes effect
+    within that time, and at once with 0."""
     headers = bearer(storage, "ci", "read")
     bearer(storage, "other", "read")
-    assert client.get("/datasets", headers=headers).status_code == 200
-    storage.revoke_token("ci")
-    r = client.get("/datasets", headers=headers)
-    assert (r.status_code, r.json()["detail"]) == (401, "unknown or revoked API token")
+    with TestClient(create_app(settings.model_copy(update={"auth_cache_seconds": 0.3}), storage)) as client:
+        assert client.get("/datasets", headers=headers).status_code == 200
+        storage.revoke_token("ci")
+        assert client.get("/datasets", headers=headers).status_code == 200  # still trusted, for 0.3 s at most
+        time.sleep(0.35)
+        r = client.get("/datasets", headers=headers)
+        assert (r.status_code, r.json()["detail"]) == (401, "unknown or revoked API token")
+    headers = bearer(storage, "ci2", "read")
+    with TestClient(create_app(settings.model_copy(update={"auth_cache_seconds": 0}), storage)) as client:
+        assert client.get("/datasets", headers=headers).status_code == 200
+        storage.revoke_token("ci2")
+        assert client.get("/datasets", headers=headers).status_code == 401
+
+
+def test_guessed_secrets_cannot_grow_the_servers_memory_of_the_token_table(storage):
+    from app.api.auth import TokenLookups
+
+    lookups = TokenLookups(storage, seconds=60.0)
+    for k in range(TokenLookups.MAX_ENTRIES + 10):
+        assert lookups.find(f"guess-{k}") is None
+    assert len(lookups._entries) <= TokenLookups.MAX_ENTRIES
 
 
 def test_a_server_that_requires_tokens_refuses_requests_without_one_even_when_none_exists(settings, storage):

@@ -214,11 +214,11 @@ class RunVerbs:
             return None if row is None else cv.run_record(row)
 
     def run_version(self, run_id=None, *, best_of_dataset=None) -> RunVersion | None:
-        r = m.RunRow
+        r = m.RunRow.__table__.c  # Core columns: this query guards every cached read (see _read_rows)
         columns = (r.id, r.state, r.generation, r.best_score, r.finished_at)
-        with self._read() as s:
+        with self._read_rows() as s:
             if best_of_dataset is not None:
-                row = s.execute(select(*columns).where(*self._best_of(best_of_dataset))
+                row = s.execute(select(*columns).where(*self._best_of(best_of_dataset, r))
                                 .order_by(r.best_score.desc().nulls_last(), r.id.desc()).limit(1)).first()
                 if row is None:
                     return None
@@ -228,8 +228,7 @@ class RunVerbs:
                     raise NotFoundError(f"run {run_id} not found")
             return RunVersion(row.id, row.state, row.generation, row.best_score, cv.aware(row.finished_at))
 
-    def _best_of(self, dataset_id) -> list:
-        r = m.RunRow
+    def _best_of(self, dataset_id, r=m.RunRow) -> list:
         return [r.dataset_id == dataset_id, r.state == RunState.DONE.value, r.final.is_not(None),
                 *self._owned(r.tenant)]
 

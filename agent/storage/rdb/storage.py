@@ -12,7 +12,7 @@ import copy
 from typing import Any, Iterator, Mapping
 
 import pandas as pd
-from sqlalchemy import ColumnElement, delete, func, select
+from sqlalchemy import ColumnElement, Connection, delete, func, select
 from sqlalchemy.orm import Session
 
 from agent.storage import frames
@@ -65,6 +65,13 @@ class RDBStorage(RunVerbs, ComparisonVerbs, SweepVerbs, TokenVerbs, BaseStorage)
     def _read(self) -> Iterator[Session]:
         with Session(self.engine, expire_on_commit=False) as s, s.begin():
             yield s
+
+    @contextlib.contextmanager
+    def _read_rows(self) -> Iterator[Connection]:
+        """A read of plain rows, without the ORM's session: for the queries behind every cached read,
+        where building a session cost as much as the query."""
+        with self.engine.connect() as conn:
+            yield conn
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[Session]:

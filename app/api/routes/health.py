@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from importlib.metadata import version
 
-from fastapi import APIRouter
-from starlette.concurrency import run_in_threadpool
+import anyio.to_thread
+from fastapi import APIRouter, Request
 
 from agent.storage import RunState
 from app.api.deps import ServerStorage
@@ -13,7 +13,7 @@ router = APIRouter(tags=["health"])
 
 
 @router.get("/health", response_model=HealthPublic, summary="Liveness, database and queue")
-async def health(storage: ServerStorage) -> HealthPublic:
+async def health(request: Request, storage: ServerStorage) -> HealthPublic:
     def check():
         info = storage.info()
         queued = storage.list_runs(state=RunState.QUEUED, limit=1).total
@@ -21,4 +21,5 @@ async def health(storage: ServerStorage) -> HealthPublic:
         return HealthPublic(status="ok", database=info["backend"], schema_revision=info["schema_revision"],
                             queued_runs=queued, running_runs=running, version=version("sld"))
 
-    return await run_in_threadpool(check)
+    # its own thread, not one of the handlers' few (SLD_API_THREADS): liveness answers while they are busy
+    return await anyio.to_thread.run_sync(check, limiter=request.app.state.health_limiter)

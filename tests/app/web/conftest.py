@@ -24,8 +24,10 @@ class Site:
 
 
 def open_site(database_url: str):
+    # auth_cache_seconds=0: a page's queries are counted, and a token lookup cached for a second would
+    # make the count depend on how long the previous page took
     settings = Settings(database_url=database_url, default_budget=20, compare_time_limit=10, heartbeat_interval=0.2,
-                        poll_interval=0.05)
+                        poll_interval=0.05, auth_cache_seconds=0)
     storage = RDBStorage(database_url)
     client = TestClient(create_app(settings, storage))
     dataset = client.post("/datasets", files={"file": ("toy.csv", toy_csv(), "text/csv")}, data={"name": "toy"})
