@@ -96,9 +96,9 @@ def laplace(law: Law, table: Table, constants: Mapping[str, Mapping[str, float]]
     (delta-method) covariance, ``s^2 (J^T J)^-1`` per group, in seconds where refits take minutes.
 
     ``J`` is the Jacobian of the fitted quantity (the log of the prediction for positive targets,
-    as the log losses fit them; raw values for ``loss`` lsq) in the constants, by central differences; ``s^2`` the residual
-    variance over the group's degrees of freedom.  It assumes the fit's basin is nearly quadratic:
-    where the bootstrap and it disagree, trust the bootstrap.
+    as the log losses fit them; the raw prediction for ``loss`` lsq) in the constants, by central
+    differences; ``s^2`` the residual variance over the group's degrees of freedom.  It assumes the
+    fit's basin is nearly quadratic: where the bootstrap and it disagree, trust the bootstrap.
     """
     if n < 2:
         raise DataError("the delta method needs at least 2 draws")
