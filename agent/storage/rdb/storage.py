@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import threading
 from typing import Any, Iterator, Mapping
 
 import pandas as pd
@@ -44,6 +45,11 @@ class RDBStorage(RunVerbs, ComparisonVerbs, SweepVerbs, TokenVerbs, BaseStorage)
         self.engine = make_engine(url, **dict(engine_kwargs or {}))
         self._writer = self.engine.execution_options(**{WRITE_OPTION: True})
         self._skip_locked = self.engine.dialect.name == "postgresql"
+        # SQLite has one writer at a time, and a writer that finds the lock taken sleeps in SQLite's
+        # busy handler (1, 2, 5 ... 100 ms naps) however soon the lock frees: threads of one process
+        # queue here instead, woken the moment the last write commits (other processes still meet
+        # at SQLite's lock).  Views of this storage (for_tenant) share it.
+        self._write_turn = threading.RLock() if self.engine.dialect.name == "sqlite" else contextlib.nullcontext()
         self._tenant: str | None = None  # the tenant this storage creates rows for
         self._scoped = False             # whether it sees only that tenant's datasets and runs
         self._owns_engine = True
@@ -75,7 +81,7 @@ class RDBStorage(RunVerbs, ComparisonVerbs, SweepVerbs, TokenVerbs, BaseStorage)
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[Session]:
-        with Session(self._writer, expire_on_commit=False) as s, s.begin():
+        with self._write_turn, Session(self._writer, expire_on_commit=False) as s, s.begin():
             yield s
 
     def close(self) -> None:
