@@ -6,6 +6,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agent.defaults import DEFAULT_CAP
+from agent.fitting import LOSSES
 from app.schemas.common import MAX_ID, RequestModel
 from agent.storage.records import RunRecord
 
@@ -40,6 +41,9 @@ class TestSplit(RequestModel):
                                                "(e.g. the largest models); replaces value")
 
 
+LossName = Literal[("auto", *LOSSES)]  # the fitter's losses, and auto
+
+
 class RunCreate(RequestModel):
     """A discovery run.  Columns default to the dataset's task (for an imported SLDBench task)."""
 
@@ -65,7 +69,7 @@ class RunCreate(RequestModel):
     time_limit: float | None = Field(None, gt=0, description="seconds of search, a safety net (a run it stops "
                                                             "is not reproducible); default SLD_DEFAULT_TIME_LIMIT")
     patience: int | None = Field(None, ge=1, description="stop after this many generations without improvement")
-    loss: Literal["auto", "log", "robust_log", "huber_log", "lsq"] = Field(
+    loss: LossName = Field(
         "auto", description="how constants are fitted: auto (robust_log for positive targets, else lsq), log (log "
                             "residuals), robust_log (log, re-fitted with Huber's loss where a run stands out), "
                             "huber_log (Huber on log residuals, delta 1e-3) or lsq (raw residuals); every fit of "
