@@ -12,7 +12,7 @@ from anyio import CapacityLimiter
 from fastapi import FastAPI
 
 from agent.storage import BaseStorage
-from app.api.reads import ReadCache
+from app.api.reads import ReadCache, VersionCache
 from app.api.routes import datasets, health, predict, runs, sweeps, tasks
 from app.core import errors, origins
 from app.core.config import Settings, get_settings
@@ -59,6 +59,7 @@ def create_app(settings: Settings | None = None, storage: BaseStorage | None = N
     app.state.compare_limiter = CapacityLimiter(settings.compare_concurrency)
     app.state.health_limiter = CapacityLimiter(1)
     app.state.read_cache = ReadCache()
+    app.state.run_versions = VersionCache()
     if storage is not None:
         app.state.storage = storage
     errors.install(app)

@@ -8,7 +8,7 @@ leaves either both or neither.
 from __future__ import annotations
 
 import abc
-from typing import Any, Mapping, Sequence
+from typing import Any, Hashable, Mapping, Sequence
 
 import pandas as pd
 
@@ -160,6 +160,17 @@ class BaseStorage(abc.ABC):
     @abc.abstractmethod
     def best_run(self, dataset_id: int) -> RunRecord | None:
         """The finished (done) run with the highest best score on a dataset."""
+
+    def generation(self) -> Hashable | None:
+        """A value that moves whenever a run may have changed, known without a query; None when the
+        storage cannot tell (then a version must be read).  Versions read at one generation hold
+        while it does."""
+        return None
+
+    @property
+    def scope_key(self) -> Hashable:
+        """Which rows this view sees (views with equal keys see the same)."""
+        return id(self)
 
     @abc.abstractmethod
     def run_version(self, run_id: int | None = None, *, best_of_dataset: int | None = None) -> RunVersion | None:

@@ -8,14 +8,17 @@ when it listens beyond this machine); otherwise 401.  A header that names no act
 """
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from dataclasses import dataclass
 
 from fastapi import HTTPException, Request, Security
 from fastapi.security import HTTPBearer
+from starlette.concurrency import run_in_threadpool
 
 from agent.storage import BaseStorage, TokenRecord
+from app.api.single_flight import SingleFlight
 from app.core.auth import hash_secret, scope_allows
 
 # Documents the scheme in OpenAPI (the "Authorize" button of /docs); the header is read below.
@@ -54,26 +57,50 @@ class TokenLookups:
         self.storage, self.seconds = storage, seconds
         self._entries: dict[object, tuple[float, object]] = {}
         self._lock = threading.Lock()
+        self._asking = SingleFlight()
+        self._background: set[asyncio.Task] = set()  # refreshes in flight (the loop keeps only weak references)
 
-    def find(self, secret_hash: str) -> TokenRecord | None:
-        return self._cached(secret_hash, lambda: self.storage.find_token(secret_hash))
+    async def find(self, secret_hash: str) -> TokenRecord | None:
+        return await self._cached(secret_hash, lambda: self.storage.find_token(secret_hash))
 
-    def any_active(self) -> bool:
-        return self._cached(self._ANY, self.storage.has_tokens)
+    async def any_active(self) -> bool:
+        return await self._cached(self._ANY, self.storage.has_tokens)
 
-    def _cached(self, key, ask):
+    async def _cached(self, key, ask):
+        """A fresh answer on the event loop; a query on the API's threads.
+
+        An answer past half its life is refreshed in the background while it is still served: under
+        load a query waits for a thread behind the event loop's hold on the GIL (tens of
+        milliseconds), and every request that needed the expired answer waited with it, once per
+        ``seconds``.  An answer is never trusted for longer than ``seconds`` after its query began.
+        """
         if self.seconds <= 0:
-            return ask()
-        now = time.monotonic()
+            return await run_in_threadpool(ask)
         hit = self._entries.get(key)
-        if hit is not None and hit[0] > now:
-            return hit[1]
-        value = ask()
+        if hit is not None:
+            expires, value = hit
+            now = time.monotonic()
+            if now < expires:
+                if now > expires - self.seconds / 2 and not self._asking.running(key):
+                    task = asyncio.get_running_loop().create_task(self._refresh(key, ask))
+                    self._background.add(task)
+                    task.add_done_callback(self._settled)
+                return value
+        return await self._refresh(key, ask)
+
+    async def _refresh(self, key, ask):
+        began = time.monotonic()
+        value = await self._asking.run(key, ask)
         with self._lock:
             if len(self._entries) >= self.MAX_ENTRIES:
                 self._entries.clear()
-            self._entries[key] = (now + self.seconds, value)
+            self._entries[key] = (began + self.seconds, value)
         return value
+
+    def _settled(self, task: asyncio.Task) -> None:
+        self._background.discard(task)
+        if not task.cancelled():
+            task.exception()  # retrieved: a failed refresh (a lost database) lets the answer expire, and the next ask fail
 
 
 def token_lookups(request: Request) -> TokenLookups:
@@ -84,7 +111,7 @@ def token_lookups(request: Request) -> TokenLookups:
     return lookups
 
 
-def current_principal(request: Request, _doc=Security(bearer)) -> Principal:
+async def current_principal(request: Request, _doc=Security(bearer)) -> Principal:
     tokens = token_lookups(request)
     header = request.headers.get("authorization")
     cookie = request.cookies.get(SESSION_COOKIE)
@@ -94,11 +121,11 @@ def current_principal(request: Request, _doc=Security(bearer)) -> Principal:
         scheme, _, secret = header.strip().partition(" ")
         if scheme.lower() != "bearer" or not secret.strip():
             raise _unauthorized("send the API token as `Authorization: Bearer <secret>`")
-        token = tokens.find(hash_secret(secret.strip()))
+        token = await tokens.find(hash_secret(secret.strip()))
         if token is None:
             raise _unauthorized("unknown or revoked API token")
         return Principal(tenant=token.tenant, scope=token.scope, token=token.name)
-    if request.app.state.settings.auth_required or tokens.any_active():
+    if request.app.state.settings.auth_required or await tokens.any_active():
         raise _unauthorized(NEED_A_TOKEN)
     return Principal(tenant=None, scope="admin", token=None)
 

@@ -4,8 +4,13 @@ served as the same bytes until the run changes, with an ETag, so a client that h
 A run's version is what its best law depends on: its state, its generation and best score while it
 runs, and its end once finished (nothing changes after).  It is read without the run's payloads
 (its spec and final law with the stored uncertainty draws, tens of kilobytes of JSON), which are
-loaded only to build a response that is not cached yet.  Writes never need to reach this cache: a
-changed run has a new version, hence a new key, and old entries fall out of the small LRU.
+loaded only to build a response that is not cached yet.  Writes never need to reach the body cache:
+a changed run has a new version, hence a new key, and old entries fall out of the small LRU.
+
+The version itself is cached too, for as long as the storage's *generation* holds (it moves on every
+commit, of this process or another: ``agent.storage.rdb.changes``).  So a read of an unchanged run
+touches neither the database nor a thread: it is answered on the event loop.  Anything that misses
+(a new generation, a body not built yet) goes to the API's threads as before.
 """
 from __future__ import annotations
 
@@ -16,8 +21,10 @@ from typing import Callable, Hashable
 
 from fastapi import Request, Response
 from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
 
-from agent.storage import RunVersion
+from agent.storage import BaseStorage, RunVersion
+from app.api.single_flight import SingleFlight
 
 JSON = "application/json"
 
@@ -30,17 +37,72 @@ class ReadCache:
         self._items: OrderedDict[Hashable, bytes] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get_or_build(self, key: Hashable, build: Callable[[], BaseModel]) -> bytes:
+    def get(self, key: Hashable) -> bytes | None:
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
-        body = build().model_dump_json().encode()  # built outside the lock: another read may build it too
+        return None
+
+    def put(self, key: Hashable, body: bytes) -> None:
         with self._lock:
             self._items[key] = body
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
+
+    def get_or_build(self, key: Hashable, build: Callable[[], BaseModel]) -> bytes:
+        body = self.get(key)
+        if body is None:
+            body = build().model_dump_json().encode()  # built outside the lock: another read may build it too
+            self.put(key, body)
         return body
+
+
+class VersionCache:
+    """Run versions, each with the storage generation it was read at: valid while that generation holds.
+
+    Keyed by what was asked (a run, or a dataset's best run) and by who asked (a tenant's view sees
+    other runs).  One entry per key, so the table grows with the ids asked about, up to ``size``.
+    """
+
+    def __init__(self, size: int = 4096):
+        self.size = size
+        self._items: dict[Hashable, tuple[Hashable, RunVersion | None]] = {}
+        self._lock = threading.Lock()
+        self.reading = SingleFlight()  # a moved generation is read once, not once per waiting request
+
+    def get(self, key: Hashable, generation: Hashable) -> tuple[bool, RunVersion | None]:
+        hit = self._items.get(key)
+        if hit is not None and hit[0] == generation:
+            return True, hit[1]
+        return False, None
+
+    def put(self, key: Hashable, generation: Hashable, version: RunVersion | None) -> None:
+        with self._lock:
+            if len(self._items) >= self.size:
+                self._items.clear()
+            self._items[key] = (generation, version)
+
+
+async def current_version(request: Request, storage: BaseStorage, run_id: int | None = None, *,
+                          best_of_dataset: int | None = None) -> RunVersion | None:
+    """``storage.run_version(...)``, from the version cache while the storage's generation holds.
+
+    The generation is read *before* the version: a commit in between leaves the entry under the
+    old generation, which the next read no longer matches.
+    """
+    versions: VersionCache = request.app.state.run_versions
+    key = (storage.scope_key, run_id, best_of_dataset)
+    generation = storage.generation()
+    if generation is not None:
+        hit, version = versions.get(key, generation)
+        if hit:
+            return version
+    version = await versions.reading.run((key, generation),
+                                         lambda: storage.run_version(run_id, best_of_dataset=best_of_dataset))
+    if generation is not None:
+        versions.put(key, generation, version)
+    return version
 
 
 def version_key(v: RunVersion) -> tuple:
@@ -58,13 +120,18 @@ def not_modified(request: Request, etag: str) -> bool:
     return etag in [tag.strip() for tag in asked.split(",")] or asked.strip() == "*"
 
 
-def cached_read(request: Request, key: Hashable, build: Callable[[], BaseModel]) -> Response:
-    """The response for ``key``: 304 when the client holds it, else the cached or freshly built body."""
+async def cached_read(request: Request, key: Hashable, build: Callable[[], BaseModel]) -> Response:
+    """The response for ``key``: 304 when the client holds it, else the cached body, or one built
+    on a thread (``build`` reads the database)."""
     etag = etag_of(key)
     headers = {"ETag": etag, "Cache-Control": "no-cache"}  # clients revalidate: cheap with the ETag
     if not_modified(request, etag):
         return Response(status_code=304, headers=headers)
-    body = request.app.state.read_cache.get_or_build(key, build)
+    cache: ReadCache = request.app.state.read_cache
+    body = cache.get(key)
+    if body is None:
+        body = await run_in_threadpool(lambda: build().model_dump_json().encode())
+        cache.put(key, body)
     return Response(content=body, media_type=JSON, headers=headers)
 
 

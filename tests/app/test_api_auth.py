@@ -6,6 +6,7 @@ never sees another's datasets or runs: their ids are 404, exactly like ids that 
 """
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 
@@ -79,9 +80,13 @@ def test_a_revoked_token_is_401_once_the_servers_trust_in_the_token_table_runs_o
 def test_guessed_secrets_cannot_grow_the_servers_memory_of_the_token_table(storage):
     from app.api.auth import TokenLookups
 
-    lookups = TokenLookups(storage, seconds=60.0)
-    for k in range(TokenLookups.MAX_ENTRIES + 10):
-        assert lookups.find(f"guess-{k}") is None
+    async def guess_them_all():
+        lookups = TokenLookups(storage, seconds=60.0)
+        for k in range(TokenLookups.MAX_ENTRIES + 10):
+            assert await lookups.find(f"guess-{k}") is None
+        return lookups
+
+    lookups = asyncio.run(guess_them_all())
     assert len(lookups._entries) <= TokenLookups.MAX_ENTRIES
 
 

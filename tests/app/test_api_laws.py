@@ -1,8 +1,15 @@
 """Predictions and comparisons: a run's law, a candidate, or a posted law; bad laws named."""
 from __future__ import annotations
 
-import pytest
+import time
 
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import event
+
+from agent.storage import RunState
+from agent.storage.rdb import RDBStorage
+from app.main import create_app
 from tests.app.conftest import TRUE_LAW
 
 TRUE_LINES = ["loss = E + A * N ** -0.3"]
@@ -102,6 +109,39 @@ def test_a_finished_runs_best_law_is_built_once_and_revalidated_by_etag(client, 
     assert unchanged.status_code == 304 and unchanged.content == b""
     run = client.get(f"/runs/{done_run['id']}")
     assert client.get(f"/runs/{done_run['id']}", headers={"If-None-Match": run.headers["etag"]}).status_code == 304
+
+
+def test_an_unchanged_best_law_is_read_without_the_database_and_a_workers_commit_is_seen(
+        settings, storage, done_run, database_url):
+    """While nothing was committed, a read of the best law runs no SQL at all (the token table's
+    answer is trusted for a second, the run's version for as long as the storage's generation holds);
+    a commit by another process (a worker, with connections of its own) is seen once it moves."""
+    with TestClient(create_app(settings.model_copy(update={"auth_cache_seconds": 60}), storage)) as client:
+        url = f"/datasets/{done_run['dataset_id']}/best-law"
+        deadline = time.monotonic() + 10
+        while storage.generation() is None:  # PostgreSQL's listener starts on the first ask
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        first = client.get(url)
+        assert first.status_code == 200 and first.json()["run_id"] == done_run["id"]
+        statements = []
+        event.listen(storage.engine, "before_cursor_execute", lambda *args: statements.append(args[2]))
+        assert [client.get(url).content for _ in range(3)] == [first.content] * 3
+        assert statements == []
+
+        worker = RDBStorage(database_url)
+        try:  # a better run of the same dataset, finished by another process
+            final = storage.get_run(done_run["id"]).final
+            better = worker.create_run(done_run["dataset_id"], storage.get_run(done_run["id"]).spec)
+            worker.claim_run("elsewhere", stale_after=60)
+            worker.finish_run(better.id, "elsewhere", RunState.DONE, final=final, best_score=1e9)
+        finally:
+            worker.close()
+        deadline = time.monotonic() + 10
+        while (now := client.get(url).json())["run_id"] != better.id:
+            assert time.monotonic() < deadline, "the other process's commit was never seen"
+            time.sleep(0.02)
+        assert now["final"] is True
 
 
 def test_suggest_ranks_next_runs_in_the_target_s_group_and_explains_each(client, done_run):

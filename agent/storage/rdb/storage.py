@@ -21,6 +21,7 @@ from agent.storage.base import BaseStorage
 from agent.storage.errors import ConflictError, NotFoundError
 from agent.storage.rdb import convert as cv
 from agent.storage.rdb import models as m
+from agent.storage.rdb.changes import watch_for
 from agent.storage.rdb.comparisons import ComparisonVerbs
 from agent.storage.rdb.engine import WRITE_OPTION, make_engine
 from agent.storage.rdb.runs import RunVerbs, paging
@@ -54,11 +55,19 @@ class RDBStorage(RunVerbs, ComparisonVerbs, SweepVerbs, TokenVerbs, BaseStorage)
         self._scoped = False             # whether it sees only that tenant's datasets and runs
         self._owns_engine = True
         ensure_schema(self.engine, url, create=create_schema)
+        self._changes = watch_for(self.engine)  # shared by the views, as the engine is
 
     def for_tenant(self, tenant: str | None) -> "RDBStorage":
         view = copy.copy(self)
         view._tenant, view._scoped, view._owns_engine = tenant, True, False
         return view
+
+    def generation(self):
+        return self._changes.generation()
+
+    @property
+    def scope_key(self):
+        return (self._scoped, self._tenant)
 
     def _owned(self, column) -> list[ColumnElement[bool]]:
         """The view's condition on a tenant column (none for the unrestricted storage)."""
@@ -83,9 +92,11 @@ class RDBStorage(RunVerbs, ComparisonVerbs, SweepVerbs, TokenVerbs, BaseStorage)
     def _write(self) -> Iterator[Session]:
         with self._write_turn, Session(self._writer, expire_on_commit=False) as s, s.begin():
             yield s
+        self._changes.committed()
 
     def close(self) -> None:
         if self._owns_engine:
+            self._changes.close()
             self.engine.dispose()
 
     def info(self) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from starlette.concurrency import run_in_threadpool
 from agent.errors import DataError
 from agent.storage import NotFoundError
 from app.api.deps import DatasetId, PagingDep, ReadStorage, SettingsDep, WriteStorage
-from app.api.reads import cached_read, version_key
+from app.api.reads import cached_read, current_version, version_key
 from app.schemas.common import PagePublic
 from app.schemas.datasets import DatasetCreate, DatasetPublic, RowsAppend
 from app.schemas.laws import BestLawPublic
@@ -116,10 +116,10 @@ def delete_dataset(dataset_id: DatasetId, storage: WriteStorage) -> Response:
 
 @router.get("/{dataset_id}/best-law", response_model=BestLawPublic,
             summary="The best law over the dataset's finished runs")
-def dataset_best_law(dataset_id: DatasetId, request: Request, storage: ReadStorage) -> Response:
-    version = storage.run_version(best_of_dataset=dataset_id)
+async def dataset_best_law(dataset_id: DatasetId, request: Request, storage: ReadStorage) -> Response:
+    version = await current_version(request, storage, best_of_dataset=dataset_id)
     if version is None:
-        storage.get_dataset(dataset_id)  # 404 names the dataset if it is the dataset that is missing
+        await run_in_threadpool(storage.get_dataset, dataset_id)  # 404 names the dataset if it is the one missing
         raise NotFoundError(f"dataset {dataset_id} has no finished run yet")
-    return cached_read(request, ("best", version_key(version)),
-                       lambda: best_law(storage, storage.get_run(version.id)))
+    return await cached_read(request, ("best", version_key(version)),
+                             lambda: best_law(storage, storage.get_run(version.id)))

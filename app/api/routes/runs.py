@@ -12,7 +12,7 @@ from agent.storage import CANDIDATE_ORDERS, NotFoundError, RunState
 from app.api.deps import (
     CandidateId, ComparisonId, DatasetIdQuery, EventIdQuery, PagingDep, ReadStorage, RunId, SettingsDep, WriteStorage,
 )
-from app.api.reads import cached_read, fresh_read, version_key
+from app.api.reads import cached_read, current_version, fresh_read, version_key
 from app.schemas.answers import OptimalCreate, OptimalPublic
 from app.schemas.common import PagePublic
 from app.schemas.laws import (
@@ -87,9 +87,10 @@ def get_candidate(run_id: RunId, candidate_id: CandidateId, storage: ReadStorage
 
 @router.get("/{run_id}/best", response_model=BestLawPublic,
             summary="The run's best law: formula (text, LaTeX, sympy), constants per group, scores, lineage")
-def run_best(run_id: RunId, request: Request, storage: ReadStorage) -> Response:
-    version = storage.run_version(run_id)
-    return cached_read(request, ("best", version_key(version)), lambda: best_law(storage, storage.get_run(run_id)))
+async def run_best(run_id: RunId, request: Request, storage: ReadStorage) -> Response:
+    version = await current_version(request, storage, run_id)
+    return await cached_read(request, ("best", version_key(version)),
+                             lambda: best_law(storage, storage.get_run(run_id)))
 
 
 @router.get("/{run_id}/compare", response_model=ComparisonPublic,
