@@ -79,3 +79,32 @@ def test_a_tenants_view_shares_the_generation_but_not_the_scope(storage):
     view = storage.for_tenant("acme")
     assert known_generation(storage) == known_generation(view)
     assert view.scope_key != storage.scope_key and view.scope_key == storage.for_tenant("acme").scope_key
+
+
+@pytest.mark.postgres
+def test_a_lost_listener_makes_the_generation_unknown_until_it_listens_again(postgres_database, monkeypatch):
+    """While nobody listens, a commit could go unheard: the generation is None (every read asks the
+    database) until the listener is back, and then it differs from every value before the loss."""
+    from sqlalchemy import text
+
+    from agent.storage.rdb.changes import PostgresNotifications
+    from agent.storage.testing import empty_tables
+
+    empty_tables(postgres_database)
+    storage = RDBStorage(postgres_database)
+    monkeypatch.setattr(PostgresNotifications, "RETRY_SECONDS", (0.05,))  # from 0.5 s: keep the test short
+    try:
+        before = known_generation(storage)
+        with storage.engine.connect() as conn:  # an operator, a failover or a proxy drops the connection
+            dropped = conn.execute(text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                        "WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()")).all()
+        assert dropped
+        unknown_seen = False
+        deadline = time.monotonic() + 10
+        while (g := storage.generation()) is None or g == before:
+            unknown_seen |= g is None
+            assert time.monotonic() < deadline, "the listener never came back"
+            time.sleep(0.01)
+        assert unknown_seen
+    finally:
+        storage.close()
