@@ -130,10 +130,19 @@ class PostgresNotifications(ChangeWatch):
         self._listening = False
 
 
+class Unknown(ChangeWatch):
+    """A database this module cannot watch: every read asks it."""
+
+    def generation(self) -> Hashable | None:
+        return None
+
+
 def watch_for(engine: Engine) -> ChangeWatch:
+    url = engine.url
     if engine.dialect.name == "postgresql":
         return PostgresNotifications(engine)
-    database = engine.url.database
-    if engine.dialect.name == "sqlite" and database not in (None, "", ":memory:"):
-        return SqliteDataVersion(database)
-    return ChangeWatch()  # one in-memory database, written only through this process's storage
+    if engine.dialect.name == "sqlite" and url.database in (None, "", ":memory:"):
+        return ChangeWatch()  # one in-memory database, written only through this process's storage
+    if engine.dialect.name == "sqlite" and not url.query:
+        return SqliteDataVersion(url.database)
+    return Unknown()  # a SQLite URI (file:...?mode=...): a plain path could name another database

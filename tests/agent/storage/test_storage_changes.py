@@ -108,3 +108,20 @@ def test_a_lost_listener_makes_the_generation_unknown_until_it_listens_again(pos
         assert unknown_seen
     finally:
         storage.close()
+
+
+def test_a_database_it_cannot_watch_is_asked_every_time(tmp_path):
+    """A SQLite URI (``file:...?mode=rwc&uri=true``) is not a path another connection could open
+    the same way: the generation stays unknown, so no read is ever served from a guess."""
+    storage = RDBStorage(f"sqlite:///file:{tmp_path}/uri.db?mode=rwc&uri=true")
+    try:
+        assert storage.generation() is None
+    finally:
+        storage.close()
+    memory = RDBStorage("sqlite://")
+    try:  # one in-memory database, written only through this storage: its own commits are the changes
+        before = memory.generation()
+        memory.create_dataset(pd.DataFrame({"N": [1.0, 2.0], "loss": [3.0, 2.5]}))
+        assert memory.generation() not in (None, before)
+    finally:
+        memory.close()
