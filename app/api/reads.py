@@ -36,6 +36,7 @@ class ReadCache:
         self.size = size
         self._items: OrderedDict[Hashable, bytes] = OrderedDict()
         self._lock = threading.Lock()
+        self.building = SingleFlight()  # a new version's body is built once, however many ask for it
 
     def get(self, key: Hashable) -> bytes | None:
         with self._lock:
@@ -49,13 +50,6 @@ class ReadCache:
             self._items[key] = body
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
-
-    def get_or_build(self, key: Hashable, build: Callable[[], BaseModel]) -> bytes:
-        body = self.get(key)
-        if body is None:
-            body = build().model_dump_json().encode()  # built outside the lock: another read may build it too
-            self.put(key, body)
-        return body
 
 
 class VersionCache:
@@ -98,10 +92,11 @@ async def current_version(request: Request, storage: BaseStorage, run_id: int | 
         hit, version = versions.get(key, generation)
         if hit:
             return version
+    if generation is None:  # unknown: this request's own query, so a client reads its own writes
+        return await run_in_threadpool(storage.run_version, run_id, best_of_dataset=best_of_dataset)
     version = await versions.reading.run((key, generation),
                                          lambda: storage.run_version(run_id, best_of_dataset=best_of_dataset))
-    if generation is not None:
-        versions.put(key, generation, version)
+    versions.put(key, generation, version)
     return version
 
 
@@ -130,7 +125,7 @@ async def cached_read(request: Request, key: Hashable, build: Callable[[], BaseM
     cache: ReadCache = request.app.state.read_cache
     body = cache.get(key)
     if body is None:
-        body = await run_in_threadpool(lambda: build().model_dump_json().encode())
+        body = await cache.building.run(key, lambda: build().model_dump_json().encode())
         cache.put(key, body)
     return Response(content=body, media_type=JSON, headers=headers)
 
