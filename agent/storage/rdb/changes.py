@@ -21,6 +21,8 @@ import itertools
 import logging
 import sqlite3
 import threading
+import time
+import uuid
 from typing import Hashable
 
 from sqlalchemy import Engine
@@ -81,6 +83,7 @@ class PostgresNotifications(ChangeWatch):
     """A thread that LISTENs on ``CHANNEL`` and counts notifications; unknown while not listening."""
 
     RETRY_SECONDS = (0.5, 1, 2, 5, 10)
+    PROBE_SECONDS = 5.0
 
     def __init__(self, engine: Engine):
         super().__init__()
@@ -111,6 +114,10 @@ class PostgresNotifications(ChangeWatch):
             try:
                 with psycopg.connect(self._dsn, autocommit=True, connect_timeout=5) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
+                    if not self._delivered(conn):
+                        log.warning("change notifications sent on another connection never arrived (a pooler "
+                                    "in transaction mode?): every cached read asks the database for its version")
+                        return
                     self._heard += 1  # anything may have changed while nobody listened
                     self._listening, failures = True, 0
                     while not self._stop.is_set():
@@ -124,6 +131,23 @@ class PostgresNotifications(ChangeWatch):
                             type(exc).__name__)
                 self._stop.wait(delay)
         self._listening = False
+
+    def _delivered(self, conn) -> bool:
+        """Whether a notification sent on another connection reaches this one: behind a pooler in
+        transaction mode LISTEN succeeds and then hears nothing, which would serve stale versions."""
+        probe = f"probe-{uuid.uuid4().hex}"
+        self._send(probe)
+        deadline = time.monotonic() + self.PROBE_SECONDS
+        while (left := deadline - time.monotonic()) > 0:
+            if any(n.payload == probe for n in conn.notifies(timeout=left)):
+                return True
+        return False
+
+    def _send(self, payload: str) -> None:
+        import psycopg
+
+        with psycopg.connect(self._dsn, autocommit=True, connect_timeout=5) as other:
+            other.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
 
     def close(self) -> None:
         self._stop.set()

@@ -125,3 +125,21 @@ def test_a_database_it_cannot_watch_is_asked_every_time(tmp_path):
         assert memory.generation() not in (None, before)
     finally:
         memory.close()
+
+
+@pytest.mark.postgres
+def test_notifications_that_never_arrive_leave_every_read_asking_the_database(postgres_database, monkeypatch):
+    """Behind a pooler in transaction mode LISTEN succeeds and then hears nothing. The listener checks
+    that a notification sent on another connection arrives; when it does not, the generation stays
+    unknown for good instead of holding a stale version."""
+    from agent.storage.rdb.changes import PostgresNotifications
+
+    monkeypatch.setattr(PostgresNotifications, "PROBE_SECONDS", 0.3)
+    monkeypatch.setattr(PostgresNotifications, "_send", lambda self, payload: None)  # lost on the way
+    storage = RDBStorage(postgres_database)
+    try:
+        assert storage.generation() is None
+        storage._changes._thread.join(5)
+        assert not storage._changes._thread.is_alive() and storage.generation() is None
+    finally:
+        storage.close()
