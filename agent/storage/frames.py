@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import sys
+from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -26,13 +27,29 @@ MAX_TEXT_VALUES = 1000  # distinct text values remembered per column
 
 def validate_frame(df: pd.DataFrame) -> pd.DataFrame:
     """Return a clean copy: numeric columns as int64/float64, text columns as str."""
-    if df.shape[1] == 0:
+    names = _checked_names(list(df.columns), len(df))
+    return pd.DataFrame({name: _clean_column(name, df.iloc[:, i]) for i, name in enumerate(names)})
+
+
+def validate_columns(columns: dict) -> pd.DataFrame:
+    """The clean frame of ``{name: list of values}`` (equal lengths), checked as ``validate_frame`` does.
+
+    Works on plain lists and builds one DataFrame at the end: a client may append a few rows many
+    times a second, and per-column pandas operations cost more than the checks themselves.
+    """
+    n_rows = len(next(iter(columns.values()))) if columns else 0
+    names = _checked_names(list(columns), n_rows)
+    return pd.DataFrame({name: _clean_column(name, values) for name, values in zip(names, columns.values())})
+
+
+def _checked_names(raw: list, n_rows: int) -> list[str]:
+    if not raw:
         raise DataError("the data has no columns")
-    if len(df) == 0:
+    if n_rows == 0:
         raise DataError("the data has no rows")
-    if df.shape[1] > MAX_COLUMNS:
-        raise DataError(f"the data has {df.shape[1]} columns, more than the limit of {MAX_COLUMNS}")
-    names = [str(c).strip() if isinstance(c, str) else c for c in df.columns]
+    if len(raw) > MAX_COLUMNS:
+        raise DataError(f"the data has {len(raw)} columns, more than the limit of {MAX_COLUMNS}")
+    names = [str(c).strip() if isinstance(c, str) else c for c in raw]
     for name in names:
         if not isinstance(name, str) or not name:
             raise DataError(f"column names must be non-empty text (got {name!r})")
@@ -40,36 +57,46 @@ def validate_frame(df: pd.DataFrame) -> pd.DataFrame:
             raise DataError(f"column name {name[:40]!r}... is longer than {MAX_COLUMN_NAME} characters")
         if "\x00" in name:
             raise DataError(f"column name {name!r} holds a NUL character")
-    duplicated = sorted({n for n in names if names.count(n) > 1})
-    if duplicated:
+    if len(set(names)) < len(names):
+        duplicated = sorted({n for n in names if names.count(n) > 1})
         raise DataError(f"duplicate column name(s): {', '.join(duplicated)}")
-    out = {}
-    for name, col in zip(names, df.columns):
-        out[name] = _clean_column(name, df[col].reset_index(drop=True))
-    return pd.DataFrame(out)
+    return names
 
 
-def _clean_column(name: str, series: pd.Series) -> pd.Series:
-    if pd.api.types.is_bool_dtype(series):
-        raise DataError(f"column {name!r} holds true/false values; use numbers (0/1) or text")
-    if pd.api.types.is_numeric_dtype(series):
-        return _check_finite(name, series.astype(np.int64 if pd.api.types.is_integer_dtype(series) else float))
-    values = series.tolist()
-    missing = [i for i, v in enumerate(values) if v is None or (isinstance(v, float) and np.isnan(v))]
+def _clean_column(name: str, values) -> np.ndarray | pd.Series:
+    """A column's values as float64/int64 numbers, or as text (object dtype); else a DataError."""
+    if isinstance(values, pd.Series):
+        if pd.api.types.is_bool_dtype(values):
+            raise DataError(f"column {name!r} holds true/false values; use numbers (0/1) or text")
+        if pd.api.types.is_numeric_dtype(values):
+            integer = pd.api.types.is_integer_dtype(values)
+            return _check_finite(name, values.to_numpy(dtype=np.int64 if integer else float, copy=True))
+        values = values.tolist()
+    missing = [i for i, v in enumerate(values) if v is None or (isinstance(v, float) and v != v)]
     if missing:
         nan = any(values[i] is not None for i in missing)
         what = "missing or NaN" if nan else "missing"
         raise DataError(f"column {name!r} has {len(missing)} {what} value(s) (first at row {missing[0] + 1})")
+    kinds = set(map(type, values))
+    if kinds <= {float, int}:  # the common case, JSON numbers: no per-value checks needed
+        return _check_finite(name, _floats(name, values))
+    if kinds == {str}:
+        return _text_or_numbers(name, values)
     is_number = [isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_)) for v in values]
     for i, v in enumerate(values):
         if not is_number[i] and not isinstance(v, str):
             raise DataError(f"column {name!r}, row {i + 1}: expected a number or text, got {type(v).__name__}")
     if all(is_number):
         return _check_finite(name, _floats(name, values))
+    return _text_or_numbers(name, values)
+
+
+def _text_or_numbers(name: str, values: list) -> np.ndarray | pd.Series:
+    """Text cells that all spell numbers are numbers (CSV); otherwise the column is text."""
     parsed = [_as_number(v) for v in values]
     text_rows = [i for i, v in enumerate(parsed) if v is None]
     if len(text_rows) == 0:
-        return _check_finite(name, pd.Series(parsed, dtype=float))
+        return _check_finite(name, np.array(parsed, dtype=float))
     if len(text_rows) < len(values):
         # Numbers mixed with some text is nearly always a typo in a numeric column.
         i = int(text_rows[0])
@@ -81,9 +108,9 @@ def _clean_column(name: str, series: pd.Series) -> pd.Series:
     return pd.Series([str(v) for v in values], dtype=object)
 
 
-def _floats(name: str, values: list) -> pd.Series:
+def _floats(name: str, values: list) -> np.ndarray:
     try:
-        return pd.Series(values, dtype=float)
+        return np.array(values, dtype=float)
     except OverflowError:
         i = next(i for i, v in enumerate(values) if isinstance(v, int) and abs(v) > sys.float_info.max)
         raise DataError(f"column {name!r}, row {i + 1}: the integer is too large for a float "
@@ -103,17 +130,17 @@ def _as_number(value) -> float | None:
         return float("inf") if value > 0 else float("-inf")
 
 
-def _check_finite(name: str, series: pd.Series) -> pd.Series:
-    values = series.to_numpy(dtype=float)
+def _check_finite(name: str, values: np.ndarray) -> np.ndarray:
+    finite = np.isfinite(values)
+    if finite.all():
+        return values
     nan = np.isnan(values)
     if nan.any():
         raise DataError(f"column {name!r} has {int(nan.sum())} missing or NaN value(s) "
                         f"(first at row {int(np.argmax(nan)) + 1})")
-    inf = np.isinf(values)
-    if inf.any():
-        raise DataError(f"column {name!r} has {int(inf.sum())} infinite value(s) "
-                        f"(first at row {int(np.argmax(inf)) + 1})")
-    return series
+    inf = ~finite
+    raise DataError(f"column {name!r} has {int(inf.sum())} infinite value(s) "
+                    f"(first at row {int(np.argmax(inf)) + 1})")
 
 
 def column_kind(series: pd.Series) -> str:
@@ -138,20 +165,20 @@ def _text_info(name: str, distinct: Sequence[str], truncated: bool) -> ColumnInf
     return ColumnInfo(name, "text", n_distinct=len(distinct) if exact else None, values=kept)
 
 
-def check_compatible(existing: Iterable[ColumnInfo], df: pd.DataFrame) -> None:
-    """Appended rows must have exactly the dataset's columns, each of the same kind."""
+def check_compatible(existing: Iterable[ColumnInfo], new: Sequence[ColumnInfo]) -> None:
+    """Appended rows (summarised as ``new``) must have exactly the dataset's columns, each of the same kind."""
     existing = list(existing)
     have = {c.name for c in existing}
-    new = set(df.columns)
-    if new != have:
-        missing, extra = sorted(have - new), sorted(new - have)
+    kinds = {c.name: c.kind for c in new}
+    if set(kinds) != have:
+        missing, extra = sorted(have - set(kinds)), sorted(set(kinds) - have)
         parts = ([f"missing column(s) {', '.join(missing)}"] if missing else []) + \
                 ([f"unknown column(s) {', '.join(extra)}"] if extra else [])
         raise DataError(f"appended rows do not match the dataset's columns: {'; '.join(parts)}")
     for info in existing:
-        kind = column_kind(df[info.name])
-        if kind != info.kind:
-            raise DataError(f"column {info.name!r} is {info.kind} in the dataset but {kind} in the appended rows")
+        if kinds[info.name] != info.kind:
+            raise DataError(f"column {info.name!r} is {info.kind} in the dataset but {kinds[info.name]} "
+                            "in the appended rows")
 
 
 def merge_summaries(old: Sequence[ColumnInfo], new: Sequence[ColumnInfo]) -> tuple[ColumnInfo, ...]:
@@ -169,9 +196,30 @@ def merge_summaries(old: Sequence[ColumnInfo], new: Sequence[ColumnInfo]) -> tup
 
 
 def to_bytes(df: pd.DataFrame) -> bytes:
+    # from plain arrays, not Table.from_pandas: the pandas schema metadata it adds doubles a small
+    # batch's size and a third of its cost, and reading back gives the same columns without it
+    table = pa.table({name: pa.array(df[name].to_numpy()) for name in df.columns})
     buf = io.BytesIO()
-    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), buf, compression="zstd")
+    pq.write_table(table, buf, compression="zstd")
     return buf.getvalue()
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Validated rows with their summary and stored bytes, made before a write transaction begins,
+    so that the dataset stays locked only for the database work."""
+
+    rows: pd.DataFrame
+    columns: tuple[ColumnInfo, ...]
+    data: bytes
+
+    @classmethod
+    def of(cls, df: pd.DataFrame) -> "Batch":
+        rows = validate_frame(df)
+        return cls(rows, summarize(rows), to_bytes(rows))
+
+    def __len__(self) -> int:
+        return len(self.rows)
 
 
 def from_blobs(blobs: Iterable[bytes], columns: Sequence[str]) -> pd.DataFrame:

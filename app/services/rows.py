@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from agent.errors import DataError
-from agent.storage.frames import validate_frame
+from agent.storage.frames import validate_columns, validate_frame
 
 
 def frame_from_json_rows(rows: Any, *, max_rows: int) -> pd.DataFrame:
@@ -39,8 +39,7 @@ def frame_from_json_rows(rows: Any, *, max_rows: int) -> pd.DataFrame:
             what = "; ".join(filter(None, [missing and f"missing {', '.join(missing)}",
                                            extra and f"unexpected {', '.join(extra)}"]))
             raise DataError(f"row {i} does not have the columns of row 1: {what}")
-    columns = {k: [row[k] for row in rows] for k in keys}
-    return validate_frame(pd.DataFrame({k: pd.Series(v, dtype=object) for k, v in columns.items()}))
+    return validate_columns({k: [row[k] for row in rows] for k in keys})
 
 
 def frame_from_json_columns(columns: Any, *, max_rows: int) -> pd.DataFrame:
@@ -56,7 +55,7 @@ def frame_from_json_columns(columns: Any, *, max_rows: int) -> pd.DataFrame:
         detail = ", ".join(f"{k}: {v}" for k, v in lengths.items())
         raise DataError(f"columns have different lengths ({detail})")
     _check_count(next(iter(lengths.values())), max_rows)
-    return validate_frame(pd.DataFrame({k: pd.Series(v, dtype=object) for k, v in columns.items()}))
+    return validate_columns(columns)
 
 
 SEPARATORS = {",": "comma", ";": "semicolon", "\t": "tab"}

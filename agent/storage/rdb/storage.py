@@ -89,10 +89,14 @@ class RDBStorage(RunVerbs, ComparisonVerbs, SweepVerbs, TokenVerbs, BaseStorage)
             yield conn
 
     @contextlib.contextmanager
-    def _write(self) -> Iterator[Session]:
+    def _write(self, *, runs: bool = True) -> Iterator[Session]:
+        """A write transaction.  ``runs=False`` for one that changes no run row (dataset rows): the
+        generation then stays, and the cached reads of runs with it (under a mix of appends and reads,
+        every append would otherwise send the next reads to the database)."""
         with self._write_turn, Session(self._writer, expire_on_commit=False) as s, s.begin():
             yield s
-        self._changes.committed()
+        if runs:
+            self._changes.committed()
 
     def close(self) -> None:
         if self._owns_engine:
@@ -108,44 +112,44 @@ class RDBStorage(RunVerbs, ComparisonVerbs, SweepVerbs, TokenVerbs, BaseStorage)
 
     # -- datasets ---------------------------------------------------------------------------
     def create_dataset(self, rows, *, name="", description="", source=None, task=None) -> DatasetRecord:
-        rows = frames.validate_frame(rows)
-        with self._write() as s:
-            ds = self._insert_dataset(s, rows, name=name, description=description, source=source,
+        batch = frames.Batch.of(rows)
+        with self._write(runs=False) as s:
+            ds = self._insert_dataset(s, batch, name=name, description=description, source=source,
                                       tenant=self._tenant)
             if task is not None:
                 self._put_task_spec(s, task["name"], ds.id, task["problem"], task.get("human_law"),
                                     task.get("split_column"))
-            return cv.dataset_record(ds)
+        return cv.dataset_record(ds)
 
     def append_rows(self, dataset_id, rows) -> DatasetRecord:
-        rows = frames.validate_frame(rows)
-        with self._write() as s:
-            return cv.dataset_record(self._append_batch(s, self._dataset_row(s, dataset_id, lock=True), rows))
+        batch = frames.Batch.of(rows)
+        with self._write(runs=False) as s:
+            ds = self._append_batch(s, self._dataset_row(s, dataset_id, lock=True), batch)
+        return cv.dataset_record(ds)
 
     @staticmethod
-    def _insert_dataset(s: Session, rows: pd.DataFrame, *, name: str, description: str, source: str | None,
+    def _insert_dataset(s: Session, batch: frames.Batch, *, name: str, description: str, source: str | None,
                         tenant: str | None) -> m.DatasetRow:
-        """A new dataset holding ``rows`` (validated), inside the caller's transaction."""
+        """A new dataset holding ``batch``, inside the caller's transaction."""
         t = cv.now()
         ds = m.DatasetRow(name=name[:200], description=description, source=source, tenant=tenant,
-                          n_rows=len(rows), n_batches=1, created_at=t, updated_at=t,
-                          columns=[c.to_dict() for c in frames.summarize(rows)])
+                          n_rows=len(batch), n_batches=1, created_at=t, updated_at=t,
+                          columns=[c.to_dict() for c in batch.columns])
         s.add(ds)
         s.flush()
-        s.add(m.DatasetBatchRow(dataset_id=ds.id, seq=0, n_rows=len(rows), data=frames.to_bytes(rows), created_at=t))
+        s.add(m.DatasetBatchRow(dataset_id=ds.id, seq=0, n_rows=len(batch), data=batch.data, created_at=t))
         return ds
 
     @staticmethod
-    def _append_batch(s: Session, ds: m.DatasetRow, rows: pd.DataFrame) -> m.DatasetRow:
-        """Add ``rows`` (validated) to the locked dataset ``ds``, inside the caller's transaction."""
+    def _append_batch(s: Session, ds: m.DatasetRow, batch: frames.Batch) -> m.DatasetRow:
+        """Add ``batch`` to the locked dataset ``ds``, inside the caller's transaction."""
         t = cv.now()
         current = cv.dataset_record(ds)
-        frames.check_compatible(current.columns, rows)
-        merged = frames.merge_summaries(current.columns, frames.summarize(rows))
-        s.add(m.DatasetBatchRow(dataset_id=ds.id, seq=ds.n_batches, n_rows=len(rows), data=frames.to_bytes(rows),
-                                created_at=t))
+        frames.check_compatible(current.columns, batch.columns)
+        merged = frames.merge_summaries(current.columns, batch.columns)
+        s.add(m.DatasetBatchRow(dataset_id=ds.id, seq=ds.n_batches, n_rows=len(batch), data=batch.data, created_at=t))
         ds.columns = [c.to_dict() for c in merged]
-        ds.n_rows, ds.n_batches, ds.updated_at = ds.n_rows + len(rows), ds.n_batches + 1, t
+        ds.n_rows, ds.n_batches, ds.updated_at = ds.n_rows + len(batch), ds.n_batches + 1, t
         return ds
 
     def get_dataset(self, dataset_id) -> DatasetRecord:

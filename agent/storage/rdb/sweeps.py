@@ -115,13 +115,13 @@ class SweepVerbs:
         None (nothing written) when ``worker_id`` no longer owns the point.  DataError when the
         row does not fit the dataset's columns (nothing written either).
         """
-        row = frames.validate_frame(row)
+        batch = frames.Batch.of(row)
         p = m.SweepPointRow
         with self._write() as s:
             done = s.execute(update(p).where(p.id == point_id, p.worker_id == worker_id, p.state == "running",
                                              *self._owned(p.tenant))
                              .values(state="done", finished_at=cv.now(), error=None,
-                                     result=cv.jsonable(row.to_dict("records")[0]))
+                                     result=cv.jsonable(batch.rows.to_dict("records")[0]))
                              .execution_options(synchronize_session=False))
             if done.rowcount != 1:
                 return None
@@ -129,13 +129,13 @@ class SweepVerbs:
             q = select(m.SweepRow).where(m.SweepRow.id == point.sweep_id)
             sweep = s.scalar(q.with_for_update() if self._skip_locked else q)  # one dataset, however many finish at once
             if sweep.dataset_id is None:
-                ds = self._insert_dataset(s, row, name=sweep.name or f"sweep {sweep.id}",
+                ds = self._insert_dataset(s, batch, name=sweep.name or f"sweep {sweep.id}",
                                           description=f"training sweep {sweep.id}", source=f"sweep:{sweep.id}",
                                           tenant=sweep.tenant)
                 sweep.dataset_id = ds.id
             else:
                 q = select(m.DatasetRow).where(m.DatasetRow.id == sweep.dataset_id)
-                self._append_batch(s, s.scalar(q.with_for_update() if self._skip_locked else q), row)
+                self._append_batch(s, s.scalar(q.with_for_update() if self._skip_locked else q), batch)
             return point_record(point)
 
     def fail_sweep_point(self, point_id: int, worker_id: str, error: str, *, max_attempts: int) -> SweepPointRecord | None:
