@@ -13,6 +13,7 @@ from typing import Any, Hashable, Mapping, Sequence
 import pandas as pd
 
 from agent.search.records import Candidate
+from agent.storage.frames import Batch
 from agent.storage.records import (
     CandidatePoint, Checkpoint, ComparisonRecord, DatasetRecord, Page, RunEvent, RunRecord, RunState, RunVersion,
     SweepPointRecord, SweepRecord, TaskSpecRecord, TokenRecord,
@@ -35,16 +36,17 @@ class BaseStorage(abc.ABC):
 
     # -- datasets ---------------------------------------------------------------------------
     @abc.abstractmethod
-    def create_dataset(self, rows: pd.DataFrame, *, name: str = "", description: str = "",
+    def create_dataset(self, rows: pd.DataFrame | Batch, *, name: str = "", description: str = "",
                        source: str | None = None, task: Mapping[str, Any] | None = None) -> DatasetRecord:
         """Store a new dataset with its first batch of rows (validated; DataError names a problem).
+        A ``frames.Batch`` is rows validated already, taken as it is.
 
         ``task`` (keys ``name``, ``problem``, ``human_law``, ``split_column``) also saves a
         task spec on the new dataset, in the same transaction."""
 
     @abc.abstractmethod
-    def append_rows(self, dataset_id: int, rows: pd.DataFrame) -> DatasetRecord:
-        """Add a batch of rows with the dataset's columns."""
+    def append_rows(self, dataset_id: int, rows: pd.DataFrame | Batch) -> DatasetRecord:
+        """Add a batch of rows with the dataset's columns (a ``frames.Batch``: validated already)."""
 
     @abc.abstractmethod
     def get_dataset(self, dataset_id: int) -> DatasetRecord:

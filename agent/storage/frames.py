@@ -181,6 +181,14 @@ def check_compatible(existing: Iterable[ColumnInfo], new: Sequence[ColumnInfo]) 
                             "in the appended rows")
 
 
+def covers(old: Sequence[ColumnInfo], new: Sequence[ColumnInfo]) -> bool:
+    """Whether rows summarised as ``new`` fit the columns ``old`` and add no range or label to them."""
+    kinds = {c.name: c.kind for c in new}
+    if kinds != {c.name: c.kind for c in old}:
+        return False
+    return merge_summaries(old, new) == tuple(old)
+
+
 def merge_summaries(old: Sequence[ColumnInfo], new: Sequence[ColumnInfo]) -> tuple[ColumnInfo, ...]:
     by_name = {c.name: c for c in new}
     merged = []
@@ -215,7 +223,12 @@ class Batch:
 
     @classmethod
     def of(cls, df: pd.DataFrame) -> "Batch":
-        rows = validate_frame(df)
+        return cls.of_valid(validate_frame(df))
+
+    @classmethod
+    def of_valid(cls, rows: pd.DataFrame) -> "Batch":
+        """The batch of a frame that ``validate_frame`` or ``validate_columns`` has just returned (the
+        API's parsers): checked once, not again in the storage."""
         return cls(rows, summarize(rows), to_bytes(rows))
 
     def __len__(self) -> int:

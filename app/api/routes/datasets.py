@@ -9,6 +9,7 @@ from starlette.concurrency import run_in_threadpool
 
 from agent.errors import DataError
 from agent.storage import NotFoundError
+from agent.storage.frames import Batch
 from app.api.deps import DatasetId, PagingDep, ReadStorage, SettingsDep, WriteStorage
 from app.api.reads import cached_read, current_version, version_key
 from app.schemas.common import PagePublic
@@ -31,8 +32,8 @@ def _body_doc(model) -> dict[str, Any]:
     }}}
 
 
-async def _read_rows(request: Request, max_rows: int) -> tuple[Any, dict[str, str]]:
-    """(DataFrame, other fields) from any of the three body forms."""
+async def _read_rows(request: Request, max_rows: int) -> tuple[Batch, dict[str, str]]:
+    """(validated rows, other fields) from any of the three body forms."""
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype == "multipart/form-data":
         form = await request.form()
@@ -41,24 +42,33 @@ async def _read_rows(request: Request, max_rows: int) -> tuple[Any, dict[str, st
             raise DataError("the form needs a 'file' field holding the CSV (curl -F file=@data.csv)")
         data = await upload.read()
         fields = {k: v for k, v in form.items() if isinstance(v, str)}
-        return await run_in_threadpool(parse.frame_from_csv, data, max_rows=max_rows), fields
+        return await run_in_threadpool(_csv_batch, data, max_rows), fields
     body = await request.body()
     if ctype in ("text/csv", "text/plain", "application/csv"):
-        fields = dict(request.query_params)
-        return await run_in_threadpool(parse.frame_from_csv, body, max_rows=max_rows), fields
+        return await run_in_threadpool(_csv_batch, body, max_rows), dict(request.query_params)
     if ctype in ("application/json", ""):
-        df, rest = await run_in_threadpool(parse.frame_from_json_body, body, max_rows=max_rows)
-        return df, rest
+        return await run_in_threadpool(_json_batch, body, max_rows)
     raise DataError(f"unsupported content type {ctype!r}: send application/json, text/csv or a "
                     "multipart/form-data upload with a 'file' field")
+
+
+# The batch (summary and stored bytes) is made on the parser's thread, from the rows it has just
+# validated: the storage takes it as it is, without a second validation inside its write.
+def _csv_batch(data: bytes, max_rows: int) -> Batch:
+    return Batch.of_valid(parse.frame_from_csv(data, max_rows=max_rows))
+
+
+def _json_batch(body: bytes, max_rows: int) -> tuple[Batch, dict]:
+    df, rest = parse.frame_from_json_body(body, max_rows=max_rows)
+    return Batch.of_valid(df), rest
 
 
 @router.post("", status_code=201, response_model=DatasetPublic, openapi_extra=_body_doc(DatasetCreate),
              summary="Create a dataset from JSON rows or a CSV upload")
 async def create_dataset(request: Request, storage: WriteStorage, settings: SettingsDep) -> DatasetPublic:
-    df, fields = await _read_rows(request, settings.max_rows_per_request)
+    batch, fields = await _read_rows(request, settings.max_rows_per_request)
     about = _dataset_fields(fields)
-    ds = await run_in_threadpool(storage.create_dataset, df, name=about.name, description=about.description)
+    ds = await run_in_threadpool(storage.create_dataset, batch, name=about.name, description=about.description)
     return DatasetPublic.of(ds)
 
 
@@ -94,10 +104,10 @@ def get_dataset(dataset_id: DatasetId, storage: ReadStorage) -> DatasetPublic:
              summary="Append rows (JSON or CSV) with the dataset's columns")
 async def append_rows(dataset_id: DatasetId, request: Request, storage: WriteStorage,
                       settings: SettingsDep) -> DatasetPublic:
-    df, fields = await _read_rows(request, settings.max_rows_per_request)
+    batch, fields = await _read_rows(request, settings.max_rows_per_request)
     if fields:
         raise DataError(f"unknown field(s) {', '.join(sorted(fields))}; send only rows")
-    ds = await run_in_threadpool(storage.append_rows, dataset_id, df)
+    ds = await run_in_threadpool(storage.append_rows, dataset_id, batch)
     return DatasetPublic.of(ds)
 
 

@@ -148,3 +148,57 @@ def test_a_page_of_rows_reads_only_the_batches_that_hold_it(storage, monkeypatch
     assert read == [2]  # the second and third batches, not all four
     assert storage.load_rows_page(ds.id, offset=11, limit=50)[0]["N"].tolist() == [11.0]
     assert storage.load_rows_page(ds.id, offset=12, limit=5)[0].empty
+
+
+def dataset_statements(storage, action) -> list[str]:
+    """The SQL statements ``action`` runs that read the datasets table."""
+    from sqlalchemy import event
+
+    seen = []
+
+    def record(conn, cursor, statement, *args):
+        if statement.lstrip().upper().startswith("SELECT") and "FROM datasets" in statement:
+            seen.append(statement)
+
+    event.listen(storage.engine, "before_cursor_execute", record)
+    try:
+        action()
+    finally:
+        event.remove(storage.engine, "before_cursor_execute", record)
+    return seen
+
+
+def test_an_append_inside_the_known_ranges_moves_only_the_counters_without_reading_the_dataset(storage):
+    """Most appends add no new range and no new label: they need neither the read-merge-write of the
+    dataset's summary nor the lock held over it, which every append to that dataset would queue behind."""
+    ds = storage.create_dataset(frame())
+    inside = frame(4, offset=0.5e6)
+    assert dataset_statements(storage, lambda: storage.append_rows(ds.id, inside)) == []
+    widening = frame(2, offset=1e9)
+    assert dataset_statements(storage, lambda: storage.append_rows(ds.id, widening)) != []
+    after = storage.get_dataset(ds.id)
+    assert (after.n_rows, after.n_batches, after.column("N").max) == (12, 3, 2e6 + 1e9)
+    assert storage.load_rows(ds.id)["N"].tolist() == [*frame()["N"], *inside["N"], *widening["N"]]
+
+
+def test_concurrent_appends_are_all_kept_in_distinct_batches(storage):
+    from concurrent.futures import ThreadPoolExecutor
+
+    ds = storage.create_dataset(frame())
+    batches = [frame(2, offset=1e3 * k) for k in range(40)]  # inside the ranges, then beyond them
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda b: storage.append_rows(ds.id, b), batches))
+    after = storage.get_dataset(ds.id)
+    assert (after.n_rows, after.n_batches) == (6 + 80, 41)
+    assert sorted(storage.load_rows(ds.id)["N"]) == sorted([*frame()["N"], *(n for b in batches for n in b["N"])])
+
+
+def test_a_known_summary_neither_admits_mismatched_rows_nor_another_tenants_append(storage):
+    mine = storage.for_tenant("acme")
+    ds = mine.create_dataset(frame())
+    mine.append_rows(ds.id, frame(2))
+    with pytest.raises(DataError, match="missing column"):
+        mine.append_rows(ds.id, frame(2).drop(columns="loss"))
+    with pytest.raises(NotFoundError):
+        storage.for_tenant("rival").append_rows(ds.id, frame(2))
+    assert (mine.get_dataset(ds.id).n_rows, mine.get_dataset(ds.id).n_batches) == (8, 2)
