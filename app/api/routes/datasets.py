@@ -1,7 +1,7 @@
 """Datasets: upload rows (JSON or CSV), read summaries, append, delete, best law over runs."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from fastapi import APIRouter, Request, Response
 from pydantic import ValidationError
@@ -19,6 +19,7 @@ from app.services import rows as parse
 from app.services.laws import best_law
 
 router = APIRouter(prefix="/datasets", tags=["datasets"])
+T = TypeVar("T")
 
 
 def _body_doc(model) -> dict[str, Any]:
@@ -32,8 +33,11 @@ def _body_doc(model) -> dict[str, Any]:
     }}}
 
 
-async def _read_rows(request: Request, max_rows: int) -> tuple[Batch, dict[str, str]]:
-    """(validated rows, other fields) from any of the three body forms."""
+async def _store_rows(request: Request, max_rows: int, store: Callable[[Batch, dict[str, Any]], T]) -> T:
+    """``store(validated rows, other fields)``, the rows from any of the three body forms.
+
+    The body is read here, on the event loop; parsing and storing share one trip to a handler thread.
+    """
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype == "multipart/form-data":
         form = await request.form()
@@ -42,12 +46,13 @@ async def _read_rows(request: Request, max_rows: int) -> tuple[Batch, dict[str, 
             raise DataError("the form needs a 'file' field holding the CSV (curl -F file=@data.csv)")
         data = await upload.read()
         fields = {k: v for k, v in form.items() if isinstance(v, str)}
-        return await run_in_threadpool(_csv_batch, data, max_rows), fields
+        return await run_in_threadpool(lambda: store(_csv_batch(data, max_rows), fields))
     body = await request.body()
     if ctype in ("text/csv", "text/plain", "application/csv"):
-        return await run_in_threadpool(_csv_batch, body, max_rows), dict(request.query_params)
+        query = dict(request.query_params)
+        return await run_in_threadpool(lambda: store(_csv_batch(body, max_rows), query))
     if ctype in ("application/json", ""):
-        return await run_in_threadpool(_json_batch, body, max_rows)
+        return await run_in_threadpool(lambda: store(*_json_batch(body, max_rows)))
     raise DataError(f"unsupported content type {ctype!r}: send application/json, text/csv or a "
                     "multipart/form-data upload with a 'file' field")
 
@@ -66,10 +71,11 @@ def _json_batch(body: bytes, max_rows: int) -> tuple[Batch, dict]:
 @router.post("", status_code=201, response_model=DatasetPublic, openapi_extra=_body_doc(DatasetCreate),
              summary="Create a dataset from JSON rows or a CSV upload")
 async def create_dataset(request: Request, storage: WriteStorage, settings: SettingsDep) -> DatasetPublic:
-    batch, fields = await _read_rows(request, settings.max_rows_per_request)
-    about = _dataset_fields(fields)
-    ds = await run_in_threadpool(storage.create_dataset, batch, name=about.name, description=about.description)
-    return DatasetPublic.of(ds)
+    def create(batch: Batch, fields: dict[str, Any]):
+        about = _dataset_fields(fields)
+        return storage.create_dataset(batch, name=about.name, description=about.description)
+
+    return DatasetPublic.of(await _store_rows(request, settings.max_rows_per_request, create))
 
 
 def _dataset_fields(fields: dict[str, Any]) -> DatasetCreate:
@@ -104,11 +110,12 @@ def get_dataset(dataset_id: DatasetId, storage: ReadStorage) -> DatasetPublic:
              summary="Append rows (JSON or CSV) with the dataset's columns")
 async def append_rows(dataset_id: DatasetId, request: Request, storage: WriteStorage,
                       settings: SettingsDep) -> DatasetPublic:
-    batch, fields = await _read_rows(request, settings.max_rows_per_request)
-    if fields:
-        raise DataError(f"unknown field(s) {', '.join(sorted(fields))}; send only rows")
-    ds = await run_in_threadpool(storage.append_rows, dataset_id, batch)
-    return DatasetPublic.of(ds)
+    def append(batch: Batch, fields: dict[str, Any]):
+        if fields:
+            raise DataError(f"unknown field(s) {', '.join(sorted(fields))}; send only rows")
+        return storage.append_rows(dataset_id, batch)
+
+    return DatasetPublic.of(await _store_rows(request, settings.max_rows_per_request, append))
 
 
 @router.get("/{dataset_id}/rows", summary="The dataset's rows as JSON (paged)")
