@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import threading
+from datetime import datetime
 from types import SimpleNamespace
 from typing import Any, Iterator, Mapping
 
@@ -29,7 +30,7 @@ from agent.storage.rdb.runs import RunVerbs, paging
 from agent.storage.rdb.schema import ensure_schema
 from agent.storage.rdb.sweeps import SweepVerbs
 from agent.storage.rdb.tokens import TokenVerbs
-from agent.storage.records import DatasetRecord, Page, RunState, TaskSpecRecord
+from agent.storage.records import ColumnInfo, DatasetRecord, Page, RunState, TaskSpecRecord
 
 ACTIVE = (RunState.QUEUED.value, RunState.RUNNING.value)
 
@@ -57,9 +58,10 @@ class RDBStorage(RunVerbs, ComparisonVerbs, SweepVerbs, TokenVerbs, BaseStorage)
         self._owns_engine = True
         ensure_schema(self.engine, url, create=create_schema)
         self._changes = watch_for(self.engine)  # shared by the views, as the engine is
-        # datasets' column summaries as last written by this process: they only grow, so a batch one
-        # covers needs no read of the dataset (``append_rows``).  Shared by the views.
-        self._summaries: dict[int, tuple] = {}
+        # datasets' column summaries as last written by this process, with the dataset's creation time
+        # (its identity, with the id): summaries only grow, so a batch one covers needs no read of the
+        # dataset (``append_rows``).  Shared by the views.
+        self._summaries: dict[int, tuple[datetime, tuple[ColumnInfo, ...]]] = {}
 
     def for_tenant(self, tenant: str | None) -> "RDBStorage":
         view = copy.copy(self)
@@ -127,14 +129,14 @@ class RDBStorage(RunVerbs, ComparisonVerbs, SweepVerbs, TokenVerbs, BaseStorage)
 
     def append_rows(self, dataset_id, rows) -> DatasetRecord:
         batch = rows if isinstance(rows, frames.Batch) else frames.Batch.of(rows)
-        seen = self._summaries.get(dataset_id)
+        created, seen = self._summaries.get(dataset_id, (None, None))
         if seen is not None and frames.covers(seen, batch.columns):
             # The common append: no new range, no new label, so only the counters move.  Summaries only
             # grow, so one seen earlier that covers the batch covers it now; and the dataset row is
             # locked for one statement, not over the read-merge-write that every append to the
             # dataset would queue behind (5 ms under load).  A dataset this view may not see, or one
             # gone, takes the full path below, which says so.
-            appended = self._append_counted(dataset_id, batch)
+            appended = self._append_counted(dataset_id, created, batch)
             if appended is not None:
                 return appended
         with self._write(runs=False) as s:
@@ -144,14 +146,15 @@ class RDBStorage(RunVerbs, ComparisonVerbs, SweepVerbs, TokenVerbs, BaseStorage)
     def _remember(self, ds: DatasetRecord) -> DatasetRecord:
         if len(self._summaries) >= 1024:  # a bound, not a cache policy: a miss costs one ordinary append
             self._summaries.clear()
-        self._summaries[ds.id] = ds.columns
+        self._summaries[ds.id] = (ds.created_at.replace(tzinfo=None), ds.columns)
         return ds
 
-    def _append_counted(self, dataset_id: int, batch: frames.Batch) -> DatasetRecord | None:
-        """Append ``batch`` moving only the counters; None when the dataset is not there (for this view)."""
+    def _append_counted(self, dataset_id: int, created: datetime, batch: frames.Batch) -> DatasetRecord | None:
+        """Append ``batch`` moving only the counters; None when the dataset is not there (for this view),
+        or is another one under the same id (SQLite reuses the id of the last row deleted)."""
         t = cv.now()
         d, b = m.DatasetRow.__table__, m.DatasetBatchRow.__table__
-        counted = (update(d).where(d.c.id == dataset_id, *self._owned(d.c.tenant))
+        counted = (update(d).where(d.c.id == dataset_id, d.c.created_at == created, *self._owned(d.c.tenant))
                    .values(n_rows=d.c.n_rows + len(batch), n_batches=d.c.n_batches + 1, updated_at=t)
                    .returning(*d.c))
         stored = {"n_rows": len(batch), "format": "parquet", "data": batch.data, "created_at": t}

@@ -202,3 +202,24 @@ def test_a_known_summary_neither_admits_mismatched_rows_nor_another_tenants_appe
     with pytest.raises(NotFoundError):
         storage.for_tenant("rival").append_rows(ds.id, frame(2))
     assert (mine.get_dataset(ds.id).n_rows, mine.get_dataset(ds.id).n_batches) == (8, 2)
+
+
+def test_a_summary_kept_for_a_deleted_dataset_never_stands_for_one_that_takes_its_id(storage, database_url):
+    """SQLite gives a new row the id of the last one deleted: when another process (here a second
+    storage) deletes a dataset and creates one, the dataset under that id has narrower ranges, and an
+    append that the old summary covered must still widen the new one's."""
+    from agent.storage.rdb import RDBStorage
+
+    old = storage.create_dataset(frame(6, offset=1e9))
+    storage.append_rows(old.id, frame(2, offset=1e9))
+    other = RDBStorage(database_url)
+    try:
+        other.delete_dataset(old.id)
+        new = other.create_dataset(frame(2))
+    finally:
+        other.close()
+    if storage.engine.dialect.name == "sqlite":
+        assert new.id == old.id  # the case this test is about
+    after = storage.append_rows(new.id, frame(2, offset=1e9))
+    assert after.column("N").max == 2e6 + 1e9
+    assert storage.get_dataset(new.id).column("N").max == 2e6 + 1e9
