@@ -50,3 +50,22 @@ def test_summaries_merge_ranges_and_distinct_labels():
     x, g = merge_summaries(a, b)
     assert (x.min, x.max) == (-2.0, 5.0)
     assert g.values == ("a", "b", "c") and g.n_distinct == 3
+
+
+def test_batches_stored_before_and_after_the_metadata_was_dropped_read_back_as_one_frame():
+    """Batches stored until now carry pandas' schema metadata (``Table.from_pandas``); new ones are
+    written from plain arrays.  A dataset holding both reads back with one set of dtypes."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from agent.storage.frames import from_blobs, to_bytes
+
+    rows = validate_frame(pd.DataFrame({"N": [1e6, 2e6], "group": ["a", "b"], "steps": [10, 20]}))
+    old = io.BytesIO()
+    pq.write_table(pa.Table.from_pandas(rows, preserve_index=False), old, compression="zstd")
+    both = from_blobs([old.getvalue(), to_bytes(rows)], ["N", "group", "steps"])
+    assert both["N"].tolist() == [1e6, 2e6, 1e6, 2e6] and both["group"].tolist() == ["a", "b", "a", "b"]
+    assert both["steps"].dtype == np.int64 and both["N"].dtype == np.float64
+    assert len(to_bytes(rows)) < len(old.getvalue())
