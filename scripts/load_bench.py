@@ -136,10 +136,8 @@ async def client_loop(host: str, port: int, dataset_id: int, deadline: float, mi
         body = None if op == "GET best-law" else json.dumps({"rows": toy_rows(rng, rows)}).encode()
         t0 = time.perf_counter()
         try:
-            if body is None:
-                status, data = await conn.request("GET", read_path)
-            else:
-                status, data = await conn.request("POST", write_path, body)
+            status, data = await (conn.request("GET", read_path) if body is None
+                                  else conn.request("POST", write_path, body))
             ok = status < 400
             if not ok:
                 errors[f"{op}: HTTP {status} {data[:120]!r}"] += 1
