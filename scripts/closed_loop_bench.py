@@ -9,7 +9,11 @@ against real loss, and writes everything as JSON.
 
     python scripts/closed_loop_bench.py                       # the README's CPU sweep (~15 min, 2 cores)
     python scripts/closed_loop_bench.py --params 25e3,85e3,2e5,4e5 --tokens 2.5e5,5e5,1e6   # a short one
-    python scripts/closed_loop_bench.py --device cuda --params 4e5,1.5e6,6e6,25e6 --tokens 12.5e6,25e6,50e6,100e6
+    python scripts/closed_loop_bench.py --device cuda --batch 128 --corpus stdlib+torch --eval-sequences 2048 \
+        --params 4e5,1e6,2.5e6,6e6,2.5e7 --tokens 1.25e7,2.5e7,5e7,1e8 --jobs 4 --peak-tflops 989
+
+Rows are written to ``--out`` as they arrive, so a sweep cut off by ``--sweep-timeout`` (or by a
+lost machine) still leaves its finished runs, and the discovery runs on those.
 """
 from __future__ import annotations
 
@@ -46,6 +50,14 @@ def main() -> None:
     ap.add_argument("--tokens", default=TOKENS)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--device", default=None)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--context", type=int, default=128)
+    ap.add_argument("--corpus", default="stdlib")
+    ap.add_argument("--eval-sequences", type=int, default=64)
+    ap.add_argument("--sweep-timeout", type=float, default=6 * 3600,
+                    help="seconds; then the discovery runs on the rows finished so far")
+    ap.add_argument("--peak-tflops", type=float, default=None,
+                    help="the accelerator's peak (bf16 dense) to report model FLOPs utilization against")
     ap.add_argument("--seed", type=int, default=0, help="the discovery run's seed")
     ap.add_argument("--out", default="closed_loop.json")
     ap.add_argument("--rows-from", default=None, help="a previous --out: post its sweep's rows as the dataset "
@@ -69,14 +81,19 @@ def main() -> None:
             rows, sweep = previous["rows"], {**sweep, "dataset_id": dataset.json()["id"]}
         else:
             sweep = http.post("/sweeps", json={"name": "closed loop", "n_params": _floats(args.params),
-                                               "tokens": _floats(args.tokens)}).json()
+                                               "tokens": _floats(args.tokens), "batch_sizes": [args.batch],
+                                               "context": args.context, "corpus": args.corpus,
+                                               "eval_sequences": args.eval_sequences,
+                                               "device": args.device or "auto"}).json()
+            if "id" not in sweep:
+                raise SystemExit(f"the sweep was refused: {sweep}")
             started = time.monotonic()
             trainers = subprocess.Popen([*SLD, "train", "worker", "--server", url, "--jobs", str(args.jobs),
                                          "--exit-when-idle", *(["--device", args.device] if args.device else [])],
                                         env=env, stdout=open(f"{workdir}/trainers.log", "w"), stderr=subprocess.STDOUT)
-            sweep = wait_until(lambda: _finished(http, sweep["id"]), 6 * 3600, 5)
+            sweep = _follow(http, sweep["id"], args, started)
             sweep_seconds = time.monotonic() - started
-            rows = http.get(f"/datasets/{sweep['dataset_id']}/rows", params={"limit": 500}).json()["items"]
+            rows = _rows(http, sweep)
         largest = max(r["N"] for r in rows)
         run = http.post("/runs", json={"dataset_id": sweep["dataset_id"], "inputs": ["N", "D"],
                                        "targets": ["val_loss"], "axis": ["N"], "seed": args.seed,
@@ -102,10 +119,18 @@ def main() -> None:
 
 def _report(sweep, rows, run, held, predicted, sweep_seconds, run_seconds, args) -> dict:
     print(f"sweep: {len(rows)} runs in {sweep_seconds / 60:.1f} min ({args.jobs} at once)")
-    print("| N | N_total | D | val loss | train loss | seconds | tokens/s |\n|---|---|---|---|---|---|---|")
+    if rows:  # the runs share the device: their FLOPs over the sweep's wall time is what the device did
+        flops = sum(r["C_detailed"] for r in rows) / sweep_seconds
+        print(f"whole sweep: {flops / 1e12:.2f} TFLOP/s" + (f", MFU {100 * flops / 1e12 / args.peak_tflops:.1f} %"
+                                                              if args.peak_tflops else ""))
+    peak = args.peak_tflops
+    print("| N | N_total | D | val loss | train loss | seconds | tokens/s | TFLOP/s | MFU |\n"
+          "|---|---|---|---|---|---|---|---|---|")
     for r in sorted(rows, key=lambda r: (r["N"], r["D"])):
+        tflops = r["flops_per_s"] / 1e12
+        mfu = f"{100 * tflops / peak:.1f} %" if peak else "-"
         print(f"| {r['N']:,} | {r['N_total']:,} | {r['D']:,} | {r['val_loss']:.4f} | {r['train_loss']:.4f} | "
-              f"{r['seconds']:.1f} | {r['tokens_per_s']:,.0f} |")
+              f"{r['seconds']:.1f} | {r['tokens_per_s']:,.0f} | {tflops:.2f} | {mfu} |")
     final = run.get("final") or {}
     print(f"\nrun {run['id']} ({run['state']}, {run_seconds:.0f} s, {run['progress'].get('candidates')} candidates): "
           f"{final.get('law')}; test R2 on the held-out model {final.get('test', {}).get('r2')}")
@@ -120,6 +145,33 @@ def _report(sweep, rows, run, held, predicted, sweep_seconds, run_seconds, args)
               f"[{p.get('val_loss_lo', float('nan')):.4f}, {p.get('val_loss_hi', float('nan')):.4f}] | {100 * err:+.2f} % |")
     return {"sweep": sweep, "rows": rows, "sweep_seconds": sweep_seconds, "run": {k: run[k] for k in ("id", "state", "final", "progress")},
             "run_seconds": run_seconds, "predictions": out}
+
+
+def _rows(http, sweep) -> list[dict]:
+    if sweep["dataset_id"] is None:
+        return []
+    return http.get(f"/datasets/{sweep['dataset_id']}/rows", params={"limit": 500}).json()["items"]
+
+
+def _follow(http, sweep_id, args, started) -> dict:
+    """Wait for the sweep, writing its rows to ``--out`` whenever more are done; at the timeout, what is done."""
+    written = -1
+    while True:
+        sweep = http.get(f"/sweeps/{sweep_id}").json()
+        done = sweep["counts"]["done"]
+        if done != written:
+            rows = _rows(http, sweep)
+            with open(args.out, "w") as f:
+                json.dump({"sweep": sweep, "rows": rows, "sweep_seconds": time.monotonic() - started, "partial": True},
+                          f, indent=1)
+            print(f"{time.monotonic() - started:6.0f} s: {done} of {sweep['n_points']} runs done", flush=True)
+            written = done
+        if sweep["finished"]:
+            return sweep
+        if time.monotonic() - started > args.sweep_timeout:
+            print(f"sweep timeout: going on with the {done} runs done", flush=True)
+            return sweep
+        time.sleep(5)
 
 
 def _up(http):

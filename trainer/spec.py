@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
+from trainer.corpus import CORPORA
 from trainer.shapes import CONTEXT, ModelShape, flops_6nd, shape_for
 
 DEFAULT_BATCH = 8
@@ -23,6 +24,9 @@ class TrainSpec:
 
     ``lr`` None takes :func:`default_lr`.  ``threads`` is torch's intra-op threads on the CPU:
     one per run, with runs side by side, is the faster use of a few cores (measured, issue #15).
+    ``corpus`` names the training text (:data:`trainer.corpus.CORPORA`); ``eval_sequences`` how
+    many fixed held-out sequences score the run (64 are enough to rank CPU runs; a GPU sweep
+    whose losses are compared to 1 % wants thousands).
     """
 
     d_model: int
@@ -36,6 +40,7 @@ class TrainSpec:
     final_lr_fraction: float = 0.1
     weight_decay: float = 0.1
     eval_sequences: int = 64
+    corpus: str = "stdlib"
     device: str = "auto"
     threads: int = 1
     compile: bool = False
@@ -49,6 +54,10 @@ class TrainSpec:
             raise ValueError("batch must be at least 1 and context at least 8")
         if self.steps < 1:
             raise ValueError(f"{self.tokens} tokens are less than one step of {self.batch}x{self.context}")
+        if self.corpus not in CORPORA:
+            raise ValueError(f"unknown corpus {self.corpus!r}: use one of {', '.join(CORPORA)}")
+        if self.eval_sequences < 1:
+            raise ValueError(f"eval_sequences must be at least 1 (got {self.eval_sequences})")
         if self.lr is not None and not (0 < self.lr < 1):
             raise ValueError(f"lr must be in (0, 1) (got {self.lr})")
 

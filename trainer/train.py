@@ -52,8 +52,9 @@ def train(spec: TrainSpec, corpus: Corpus | None = None, progress: Progress | No
     torch = require_torch()
     from trainer.model import GPT
 
-    corpus = corpus or load_corpus()
+    corpus = corpus or load_corpus(spec.corpus)
     device = pick_device(spec.device)
+    on_gpu = device.startswith("cuda")
     if device == "cpu":
         torch.set_num_threads(spec.threads)
     torch.manual_seed(spec.seed)
@@ -64,18 +65,23 @@ def train(spec: TrainSpec, corpus: Corpus | None = None, progress: Progress | No
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": spec.weight_decay},
                                    {"params": no_decay, "weight_decay": 0.0}],
-                                  lr=spec.learning_rate, betas=(0.9, 0.95))
-    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device.startswith("cuda") else contextlib.nullcontext()
-    rng = np.random.default_rng(spec.seed)
+                                  lr=spec.learning_rate, betas=(0.9, 0.95), fused=on_gpu or None)
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if on_gpu else contextlib.nullcontext()
     span = spec.context + 1
+    # Every batch's offsets are drawn up front, in the order the steps take them, and the text
+    # lives on the device: a step gathers its batch there, with no copy from the host and no wait.
+    rng = np.random.default_rng(spec.seed)
+    starts = np.stack([rng.integers(0, len(corpus.train) - span, spec.batch) for _ in range(spec.steps)])
+    text = torch.from_numpy(corpus.train if corpus.train.flags.writeable else corpus.train.copy()).to(device)
+    starts = torch.from_numpy(starts).to(device)
+    offsets = torch.arange(span, device=device)
     tail, losses = max(1, spec.steps // 10), []
     started = time.perf_counter()
     model.train()
     for step in range(spec.steps):
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, spec)
-        batch = torch.from_numpy(sequences(corpus.train, rng.integers(0, len(corpus.train) - span, spec.batch), span))
-        batch = batch.to(device, non_blocking=True)
+        batch = text[starts[step, :, None] + offsets].long()
         with autocast:
             loss = step_model(batch[:, :-1], batch[:, 1:])
         optimizer.zero_grad(set_to_none=True)
@@ -83,10 +89,11 @@ def train(spec: TrainSpec, corpus: Corpus | None = None, progress: Progress | No
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         if step >= spec.steps - tail:
-            losses.append(loss.item())
+            losses.append(loss.detach())  # read once at the end: .item() here would wait for the GPU each step
         if progress is not None and (step % 50 == 0 or step == spec.steps - 1):
             progress(step + 1, spec.steps, loss.item())
-    if device.startswith("cuda"):
+    train_loss = torch.stack(losses).float().mean().item()
+    if on_gpu:
         torch.cuda.synchronize()
     seconds = time.perf_counter() - started
     val_loss = evaluate(model, corpus, spec, device, autocast)
@@ -95,7 +102,7 @@ def train(spec: TrainSpec, corpus: Corpus | None = None, progress: Progress | No
         N=n_params, N_total=n_total, D=tokens, C=flops_6nd(n_params, tokens),
         C_detailed=flops_detailed(spec.shape, tokens), d_model=spec.d_model, n_layers=spec.n_layers,
         lr=spec.learning_rate, batch=spec.batch, seed=spec.seed, steps=spec.steps,
-        train_loss=float(np.mean(losses)), val_loss=val_loss, seconds=round(seconds, 3),
+        train_loss=train_loss, val_loss=val_loss, seconds=round(seconds, 3),
         tokens_per_s=round(tokens / seconds, 1), flops_per_s=flops_detailed(spec.shape, tokens) / seconds,
         device=device if device == "cpu" else torch.cuda.get_device_name(), torch=torch.__version__,
         python=platform.python_version())
@@ -110,6 +117,6 @@ def evaluate(model, corpus: Corpus, spec: TrainSpec, device: str, autocast) -> f
     model.eval()
     total = 0.0
     with torch.no_grad(), autocast:
-        for chunk in data.split(16):
+        for chunk in data.split(16 if device == "cpu" else 512):
             total += model(chunk[:, :-1], chunk[:, 1:]).item() * len(chunk)
     return total / len(data)

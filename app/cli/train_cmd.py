@@ -26,6 +26,9 @@ cli.add_typer(train_app, name="train")
 
 SERVER = typer.Option("http://127.0.0.1:8000", "--server", envvar="SLD_SERVER", help="The sld service's URL.")
 TOKEN = typer.Option(None, "--token", envvar="SLD_TOKEN", help="An API token with write scope (sld token create).")
+CORPUS = typer.Option("stdlib", "--corpus", help="Training text: stdlib, or stdlib+torch for more than a few "
+                      "tens of millions of tokens.")
+EVAL = typer.Option(64, "--eval-sequences", min=1, max=8192, help="Held-out sequences that score each run.")
 
 
 def _numbers(text: str | None) -> list[float]:
@@ -47,6 +50,7 @@ def run_cmd(
     device: str = typer.Option("auto", "--device", help="auto, cpu or cuda."),
     threads: int = typer.Option(1, "--threads", help="CPU threads for this run."),
     compile_model: bool = typer.Option(False, "--compile", help="torch.compile the model."),
+    corpus: str = CORPUS, eval_sequences: int = EVAL,
 ):
     """Train one point here and print its row as JSON."""
     require_torch()
@@ -54,7 +58,7 @@ def run_cmd(
     from trainer.train import train
 
     options = dict(tokens=int(tokens), lr=lr, batch=batch, seed=seed, device=device, threads=threads,
-                   compile=compile_model)
+                   compile=compile_model, corpus=corpus, eval_sequences=eval_sequences)
     try:
         if d_model is not None and n_layers is not None:
             spec = TrainSpec(d_model=d_model, n_layers=n_layers, **options)
@@ -75,6 +79,9 @@ def sweep_cmd(
     lrs: Optional[str] = typer.Option(None, "--lrs", help="Learning rates to cross (default: each width's own)."),
     seeds: str = typer.Option("0", "--seeds"),
     batch: int = typer.Option(8, "--batch"),
+    context: int = typer.Option(128, "--context", help="Sequence length in bytes."),
+    device: str = typer.Option("auto", "--device", help="auto, cpu or cuda."),
+    corpus: str = CORPUS, eval_sequences: int = EVAL,
     name: str = typer.Option("", "--name"),
     watch: bool = typer.Option(False, "--watch", help="Show progress until every point is done."),
     server: str = SERVER, token: Optional[str] = TOKEN,
@@ -83,7 +90,8 @@ def sweep_cmd(
     require_torch()
     body = {"name": name, "design": "isoflop" if budgets else "grid", "n_params": _numbers(params),
             "tokens": _numbers(tokens), "budgets": _numbers(budgets), "seeds": [int(s) for s in _numbers(seeds)],
-            "batch_sizes": [batch], "lrs": _numbers(lrs) or [None]}
+            "batch_sizes": [batch], "lrs": _numbers(lrs) or [None], "context": context, "device": device,
+            "corpus": corpus, "eval_sequences": eval_sequences}
     with _client(server, token) as client:
         sweep = _ok(client.post("/sweeps", json=body))
         typer.echo(f"sweep {sweep['id']}: {sweep['n_points']} runs queued; train them with "

@@ -35,6 +35,10 @@ class SweepCreate(RequestModel):
                                                                    max_length=16)
     context: int = Field(128, ge=8, le=4096)
     device: Literal["auto", "cpu", "cuda"] = "auto"
+    corpus: Literal["stdlib", "stdlib+torch"] = Field(
+        "stdlib", description="the training text: the standard library's sources (11.6 MB), or with the installed "
+        "torch package's (about 58 MB, for GPU sweeps of more than a few tens of millions of tokens)")
+    eval_sequences: int = Field(64, ge=1, le=8192, description="held-out sequences that score each run")
 
     @model_validator(mode="after")
     def _design_has_its_axis(self) -> "SweepCreate":

@@ -41,6 +41,7 @@ def test_a_grid_sweep_is_planned_cheapest_first_and_listed(client):
     ({"n_params": [1.0], "tokens": [1e6]}, "n_params.0: Input should be greater than or equal to 1000"),
     ({"n_params": [1e5], "tokens": [1e6], "dropout": 0.1}, "dropout: unknown field"),
     ({"design": "isoflop", "n_params": [1e7], "budgets": [1e9]}, "the design plans no run"),
+    ({"n_params": [1e5], "tokens": [1e6], "corpus": "wikipedia"}, "corpus: Input should be 'stdlib' or 'stdlib+torch'"),
     ({"n_params": [2e4, 1e5, 1e6], "tokens": [1e5 * (i + 1) for i in range(40)], "seeds": list(range(10))},
      "plans 1200 runs, more than the limit of 1000"),
 ])
@@ -65,7 +66,8 @@ def test_a_trainer_claims_heartbeats_and_posts_the_row_that_makes_the_dataset(cl
 
 def test_a_suggested_run_is_queued_in_the_sweep_and_its_row_joins_the_sweeps_dataset(client):
     """Which run to do next, done: the point trains like the sweep's own and feeds the same dataset."""
-    sweep = client.post("/sweeps", json=GRID | {"batch_sizes": [4], "context": 64}).json()
+    sweep = client.post("/sweeps", json=GRID | {"batch_sizes": [4], "context": 64, "corpus": "stdlib+torch",
+                                                "eval_sequences": 2048}).json()
     first = claim(client).json()["point"]
     client.post(f"/sweeps/points/{first['id']}/result", json={"worker_id": "trainer-1", "row": a_row(N=1)})
     added = client.post(f"/sweeps/{sweep['id']}/points", json={"n_params": [4e5], "tokens": [8e6]})
@@ -74,6 +76,7 @@ def test_a_suggested_run_is_queued_in_the_sweep_and_its_row_joins_the_sweeps_dat
     assert out["n_points"] == 5 and out["counts"]["queued"] == 4 and out["counts"]["done"] == 1
     new = out["points"][-1]
     assert new["seq"] == 4 and new["spec"]["batch"] == 4 and new["spec"]["context"] == 64
+    assert new["spec"]["corpus"] == "stdlib+torch" and new["spec"]["eval_sequences"] == 2048
     while (got := claim(client)).status_code == 200:  # cheapest first: the big suggested run comes last
         point = got.json()["point"]
         client.post(f"/sweeps/points/{point['id']}/result", json={"worker_id": "trainer-1",
