@@ -1,4 +1,4 @@
-"""Request bodies -> validated DataFrames: JSON rows, JSON columns, or CSV text.
+"""Request bodies -> validated columns: JSON rows or JSON columns (as arrays), or CSV text (a DataFrame).
 
 Every problem is a DataError that names it (the API answers 422): malformed
 CSV or JSON, ragged rows, NaN/inf, mixed or missing values, numbers too large
@@ -13,14 +13,15 @@ import math
 import re
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from agent.errors import DataError
-from agent.storage.frames import validate_columns, validate_frame
+from agent.storage.frames import clean_columns, validate_frame
 
 
-def frame_from_json_rows(rows: Any, *, max_rows: int) -> pd.DataFrame:
-    """``[{"N": 1e6, "loss": 3.1}, ...]``: every row must have the same keys."""
+def _row_columns(rows: Any, max_rows: int) -> dict[str, list]:
+    """``[{"N": 1e6, "loss": 3.1}, ...]`` as ``{name: list of values}``: every row must have the same keys."""
     if not isinstance(rows, list):
         raise DataError("'rows' must be a list of objects, one per row")
     if not rows:
@@ -39,11 +40,11 @@ def frame_from_json_rows(rows: Any, *, max_rows: int) -> pd.DataFrame:
             what = "; ".join(filter(None, [missing and f"missing {', '.join(missing)}",
                                            extra and f"unexpected {', '.join(extra)}"]))
             raise DataError(f"row {i} does not have the columns of row 1: {what}")
-    return validate_columns({k: [row[k] for row in rows] for k in keys})
+    return {k: [row[k] for row in rows] for k in keys}
 
 
-def frame_from_json_columns(columns: Any, *, max_rows: int) -> pd.DataFrame:
-    """``{"N": [...], "loss": [...]}``: the compact form for large uploads."""
+def _checked_columns(columns: Any, max_rows: int) -> dict[str, list]:
+    """``{"N": [...], "loss": [...]}``, the compact form for large uploads, checked for shape."""
     if not isinstance(columns, dict) or not columns:
         raise DataError("'columns' must be an object of column name: list of values")
     lengths = {}
@@ -55,7 +56,7 @@ def frame_from_json_columns(columns: Any, *, max_rows: int) -> pd.DataFrame:
         detail = ", ".join(f"{k}: {v}" for k, v in lengths.items())
         raise DataError(f"columns have different lengths ({detail})")
     _check_count(next(iter(lengths.values())), max_rows)
-    return validate_columns(columns)
+    return columns
 
 
 SEPARATORS = {",": "comma", ";": "semicolon", "\t": "tab"}
@@ -125,8 +126,9 @@ def _refuse_decimal_commas(df: pd.DataFrame) -> None:
                             "write a decimal point (1.5) and separate fields with commas, semicolons or tabs")
 
 
-def frame_from_json_body(body: bytes, *, max_rows: int) -> tuple[pd.DataFrame, dict]:
-    """A JSON object with ``rows`` or ``columns`` (plus other fields, returned as they are)."""
+def columns_from_json_body(body: bytes, *, max_rows: int) -> tuple[dict[str, np.ndarray], dict]:
+    """A JSON object with ``rows`` or ``columns`` (plus other fields, returned as they are), as clean
+    column arrays (``agent.storage.frames.clean_columns``): no DataFrame is needed to store them."""
     payload = parse_json(body)
     if not isinstance(payload, dict):
         raise DataError("the body must be a JSON object with 'rows' (or 'columns')")
@@ -134,9 +136,8 @@ def frame_from_json_body(body: bytes, *, max_rows: int) -> tuple[pd.DataFrame, d
     if has_rows == has_columns:
         raise DataError("give exactly one of 'rows' (a list of objects) or 'columns' (an object of lists)")
     rest = {k: v for k, v in payload.items() if k not in ("rows", "columns")}
-    if has_rows:
-        return frame_from_json_rows(payload["rows"], max_rows=max_rows), rest
-    return frame_from_json_columns(payload["columns"], max_rows=max_rows), rest
+    raw = _row_columns(payload["rows"], max_rows) if has_rows else _checked_columns(payload["columns"], max_rows)
+    return clean_columns(raw), rest
 
 
 def parse_json(body: bytes) -> Any:

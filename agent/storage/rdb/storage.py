@@ -157,7 +157,7 @@ class RDBStorage(RunVerbs, ComparisonVerbs, SweepVerbs, TokenVerbs, BaseStorage)
         counted = (update(d).where(d.c.id == dataset_id, d.c.created_at == created, *self._owned(d.c.tenant))
                    .values(n_rows=d.c.n_rows + len(batch), n_batches=d.c.n_batches + 1, updated_at=t)
                    .returning(*d.c))
-        stored = {"n_rows": len(batch), "format": "parquet", "data": batch.data, "created_at": t}
+        stored = {"n_rows": len(batch), "format": batch.format, "data": batch.data, "created_at": t}
         if self.engine.dialect.name == "postgresql":
             # one statement in autocommit: the row lock lasts while PostgreSQL runs it, not over round
             # trips and this process's waits for the GIL between statements
@@ -184,7 +184,8 @@ class RDBStorage(RunVerbs, ComparisonVerbs, SweepVerbs, TokenVerbs, BaseStorage)
                           columns=[c.to_dict() for c in batch.columns])
         s.add(ds)
         s.flush()
-        s.add(m.DatasetBatchRow(dataset_id=ds.id, seq=0, n_rows=len(batch), data=batch.data, created_at=t))
+        s.add(m.DatasetBatchRow(dataset_id=ds.id, seq=0, n_rows=len(batch), format=batch.format, data=batch.data,
+                                created_at=t))
         return ds
 
     @staticmethod
@@ -194,7 +195,8 @@ class RDBStorage(RunVerbs, ComparisonVerbs, SweepVerbs, TokenVerbs, BaseStorage)
         current = cv.dataset_record(ds)
         frames.check_compatible(current.columns, batch.columns)
         merged = frames.merge_summaries(current.columns, batch.columns)
-        s.add(m.DatasetBatchRow(dataset_id=ds.id, seq=ds.n_batches, n_rows=len(batch), data=batch.data, created_at=t))
+        s.add(m.DatasetBatchRow(dataset_id=ds.id, seq=ds.n_batches, n_rows=len(batch), format=batch.format,
+                                data=batch.data, created_at=t))
         ds.columns = [c.to_dict() for c in merged]
         ds.n_rows, ds.n_batches, ds.updated_at = ds.n_rows + len(batch), ds.n_batches + 1, t
         return ds

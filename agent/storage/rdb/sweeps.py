@@ -121,7 +121,7 @@ class SweepVerbs:
             done = s.execute(update(p).where(p.id == point_id, p.worker_id == worker_id, p.state == "running",
                                              *self._owned(p.tenant))
                              .values(state="done", finished_at=cv.now(), error=None,
-                                     result=cv.jsonable(batch.rows.to_dict("records")[0]))
+                                     result=cv.jsonable(batch.to_frame().to_dict("records")[0]))
                              .execution_options(synchronize_session=False))
             if done.rowcount != 1:
                 return None

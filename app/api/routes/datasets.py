@@ -64,8 +64,8 @@ def _csv_batch(data: bytes, max_rows: int) -> Batch:
 
 
 def _json_batch(body: bytes, max_rows: int) -> tuple[Batch, dict]:
-    df, rest = parse.frame_from_json_body(body, max_rows=max_rows)
-    return Batch.of_valid(df), rest
+    columns, rest = parse.columns_from_json_body(body, max_rows=max_rows)
+    return Batch.of_columns(columns), rest
 
 
 @router.post("", status_code=201, response_model=DatasetPublic, openapi_extra=_body_doc(DatasetCreate),

@@ -52,20 +52,27 @@ def test_summaries_merge_ranges_and_distinct_labels():
     assert g.values == ("a", "b", "c") and g.n_distinct == 3
 
 
-def test_batches_stored_before_and_after_the_metadata_was_dropped_read_back_as_one_frame():
-    """Batches stored until now carry pandas' schema metadata (``Table.from_pandas``); new ones are
-    written from plain arrays.  A dataset holding both reads back with one set of dtypes."""
+def test_batches_stored_in_every_format_so_far_read_back_as_one_frame():
+    """Batches stored until now are Parquet with pandas' schema metadata (``Table.from_pandas``); new
+    small ones are Arrow IPC streams and large ones Parquet from plain arrays.  A dataset holding all
+    three reads back in order with one set of dtypes."""
     import io
 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from agent.storage.frames import from_blobs, to_bytes
+    from agent.storage.frames import ARROW_MAX_ROWS, Batch, from_blobs
 
     rows = validate_frame(pd.DataFrame({"N": [1e6, 2e6], "group": ["a", "b"], "steps": [10, 20]}))
     old = io.BytesIO()
     pq.write_table(pa.Table.from_pandas(rows, preserve_index=False), old, compression="zstd")
-    both = from_blobs([old.getvalue(), to_bytes(rows)], ["N", "group", "steps"])
-    assert both["N"].tolist() == [1e6, 2e6, 1e6, 2e6] and both["group"].tolist() == ["a", "b", "a", "b"]
+    small = Batch.of_valid(rows)
+    n = ARROW_MAX_ROWS + 1
+    large = Batch.of(pd.DataFrame({"N": np.arange(n) + 1.0, "group": ["c"] * n, "steps": np.arange(n)}))
+    assert (small.format, large.format) == ("arrow", "parquet")
+    both = from_blobs([old.getvalue(), small.data, large.data], ["N", "group", "steps"])
+    assert both["N"].tolist()[:5] == [1e6, 2e6, 1e6, 2e6, 1.0] and len(both) == 4 + n
+    assert both["group"].tolist()[:5] == ["a", "b", "a", "b", "c"]
     assert both["steps"].dtype == np.int64 and both["N"].dtype == np.float64
-    assert len(to_bytes(rows)) < len(old.getvalue())
+    assert len(small.data) < len(old.getvalue())
+    assert small.to_frame().to_dict("records") == rows.to_dict("records")
