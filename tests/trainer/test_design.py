@@ -48,3 +48,7 @@ def test_a_spec_round_trips_and_refuses_unknown_or_impossible_options():
         TrainSpec(d_model=32, n_layers=1, tokens=100)
     with pytest.raises(ValueError, match="multiple of 16"):
         TrainSpec(d_model=30, n_layers=1, tokens=10_000)
+    with pytest.raises(ValueError, match="unknown corpus 'wikipedia'"):
+        TrainSpec(d_model=32, n_layers=1, tokens=10_000, corpus="wikipedia")
+    with pytest.raises(ValueError, match="eval_sequences must be at least 1"):
+        TrainSpec(d_model=32, n_layers=1, tokens=10_000, eval_sequences=0)

@@ -57,3 +57,19 @@ def test_validation_files_are_whole_files_never_trained_on(tmp_path):
         inside = f.read_bytes() in val_text
         assert inside == (f in held)
         assert (f.read_bytes() in bytes(corpus.train)) != inside
+
+
+def test_an_extra_package_adds_its_files_under_the_same_holdout_rule_keyed_by_its_name(tmp_path):
+    """``stdlib+torch``: the standard library's split is unchanged, and a package file is held out by
+    ``<package>/<path>``, so the same relative path in both trees can fall on either side."""
+    stdlib, package = tmp_path / "lib", tmp_path / "pkg"
+    for root in (stdlib, package):
+        root.mkdir()
+        for i in range(40):
+            (root / f"m{i}.py").write_text(f"{root.name} = {i}\n")
+    alone, both = build_corpus(stdlib), build_corpus(stdlib, package)
+    assert both.n_files == 80 and bytes(alone.val) in bytes(both.val)
+    val_text = bytes(both.val)
+    assert 0 < sum(is_heldout(f"pkg/{f.name}") for f in source_files(package)) < 40
+    for f in source_files(package):
+        assert (f.read_bytes() in val_text) == is_heldout(f"pkg/{f.name}")
