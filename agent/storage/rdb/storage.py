@@ -12,7 +12,6 @@ import copy
 import functools
 import threading
 from datetime import datetime
-from types import SimpleNamespace
 from typing import Any, Iterator, Mapping
 
 import pandas as pd
@@ -166,7 +165,7 @@ class RDBStorage(RunVerbs, ComparisonVerbs, SweepVerbs, TokenVerbs, BaseStorage)
                 row = s.execute(counted, values).one_or_none()
                 if row is not None:
                     s.execute(insert_batch, {**values, "seq": row.n_batches - 1})
-        return None if row is None else cv.dataset_record(SimpleNamespace(**row._mapping))
+        return None if row is None else cv.dataset_record(row)  # a Row reads by column name, as the ORM row
 
     @functools.cached_property
     def _counted_statements(self) -> tuple[Any, Any]:
