@@ -66,6 +66,7 @@ class RDBStorage(RunVerbs, ComparisonVerbs, SweepVerbs, TokenVerbs, BaseStorage)
     def for_tenant(self, tenant: str | None) -> "RDBStorage":
         view = copy.copy(self)
         view._tenant, view._scoped, view._owns_engine = tenant, True, False
+        view.__dict__.pop("_counted_statements", None)  # built with this storage's tenant condition
         return view
 
     def generation(self):

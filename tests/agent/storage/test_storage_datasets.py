@@ -194,6 +194,8 @@ def test_concurrent_appends_are_all_kept_in_distinct_batches(storage):
 
 
 def test_a_known_summary_neither_admits_mismatched_rows_nor_another_tenants_append(storage):
+    unscoped = storage.create_dataset(frame())
+    storage.append_rows(unscoped.id, frame(2))  # the unrestricted storage's statements exist before its views
     mine = storage.for_tenant("acme")
     ds = mine.create_dataset(frame())
     mine.append_rows(ds.id, frame(2))
