@@ -3,9 +3,10 @@
 A dataset is stored as one blob per append, so 100k rows are a few blobs, not
 100k database rows.  A small batch (the common append of a few runs) is an Arrow
 IPC stream: 6 µs to write where Parquet's fixed costs take 200 µs.  A large one
-is Parquet, whose encodings and compression make it several times smaller.  Every column is either numeric (finite
-numbers) or text (no missing values); anything else is rejected with a
-message that names the column and a bad row.
+is Parquet, whose encodings and compression make it several times smaller.
+
+Every column is either numeric (finite numbers) or text (no missing values);
+anything else is rejected with a message that names the column and a bad row.
 """
 from __future__ import annotations
 
