@@ -28,7 +28,8 @@ def create_sweep(storage: BaseStorage, req: SweepCreate, settings: Settings) -> 
 
 
 def add_points(storage: BaseStorage, sweep_id: int, req: SweepPointsAdd, settings: Settings) -> SweepRecord:
-    """Plan the sizes × token budgets as the sweep's own design would (batch, context, device, corpus) and queue them."""
+    """Plan the sizes × token budgets as the sweep's own design would (batch, context, device, corpus) and
+    queue them."""
     sweep = storage.get_sweep(sweep_id)
     design = dict(sweep.design)
     extra = SweepDesign(kind="grid", n_params=tuple(req.n_params), tokens=tuple(req.tokens), lrs=tuple(req.lrs),
