@@ -53,7 +53,9 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--context", type=int, default=128)
     ap.add_argument("--corpus", default="stdlib")
-    ap.add_argument("--eval-sequences", type=int, default=64)
+    ap.add_argument("--eval-sequences", type=int, default=1024,
+                    help="held-out sequences per run: the real loss the prediction is checked against is "
+                         "measured on this many x context bytes (64, the service's default, is 8 KB)")
     ap.add_argument("--sweep-timeout", type=float, default=6 * 3600,
                     help="seconds; then the discovery runs on the rows finished so far")
     ap.add_argument("--peak-tflops", type=float, default=None,
@@ -106,6 +108,9 @@ def main() -> None:
         held = sorted((r for r in rows if r["N"] == largest), key=lambda r: r["D"])
         predicted = http.post("/predict", json={"run_id": run["id"], "points": [{"N": r["N"], "D": r["D"]} for r in held],
                                                 "interval": 0.9, "kind": "prediction"}).json()
+        if "predictions" not in predicted:
+            raise SystemExit(f"run {run['id']} ({run['state']}): {(run.get('final') or {}).get('law')}; "
+                             f"the prediction was refused: {predicted}")
         report = _report(sweep, rows, run, held, predicted, sweep_seconds, run_seconds, args)
         with open(args.out, "w") as f:
             json.dump(report, f, indent=1)
