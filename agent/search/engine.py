@@ -24,6 +24,7 @@ from agent.search.choice import choose, finalist_pool, form_spread
 from agent.search.config import SearchConfig
 from agent.search.context import EvaluationContext
 from agent.search.failures import empty_search_message
+from agent.search.evaluate import plausible_near
 from agent.search.final import FinalLaw, refit_final
 from agent.search.pool import Evaluator
 from agent.search.population import Population
@@ -197,25 +198,40 @@ class Search:
         if chosen is None:
             raise LawError(empty_search_message(self.candidates, self.stop_reason or self._limit_reached(),
                                                 self.problem.max_constants))
-        options = self.config.final_fit
-        if chosen.fit.get("method"):
-            options = replace(options, loss=chosen.fit["method"])
+        options = self._final_options(chosen)
         final = refit_final(chosen, self.problem, self.table, options, self.config.seed, self.units)
         probes = None if self.context.probes is None else self.units.user_table(self.context.probes)
-        selection = {"margin": self.config.selection.parsimony_margin, "close_finalists": len(close),
-                     "spread": form_spread(chosen, close, self.problem, probes)}
+        selection = {"margin": self.config.selection.parsimony_margin, "close_finalists": len(close)}
+        if probes is not None and not plausible_near(final.predict_table(probes), self.table.y):
+            # the probes screened fold 0's constants; those fitted on every row can still blow up
+            # just beyond the data (an exponent of 473 on a power that another one cancels): report
+            # the best close finalist whose own refit stays finite and in range there
+            for other in sorted((c for c in close if c.id != chosen.id), key=lambda c: (-c.score, c.id)):
+                try:
+                    refit = refit_final(other, self.problem, self.table, self._final_options(other),
+                                        self.config.seed, self.units)
+                except (LawError, FitError):
+                    continue
+                if plausible_near(refit.predict_table(probes), self.table.y):
+                    selection["implausible_refit"] = list(final.lines)
+                    chosen, final = other, refit
+                    break
+        selection["spread"] = form_spread(chosen, close, self.problem, probes)
         return replace(final, selection=selection, alternatives=self._alternatives(chosen, close))
+
+    def _final_options(self, candidate: Candidate):
+        """The final fit's options, with the loss the candidate was scored with."""
+        method = candidate.fit.get("method")
+        return replace(self.config.final_fit, loss=method) if method else self.config.final_fit
 
     def _alternatives(self, chosen: Candidate, close: list[Candidate]) -> list[dict]:
         """The other close finalists, best first, each refitted on all training rows as the chosen law is."""
         out = []
         others = sorted((c for c in close if c.id != chosen.id), key=lambda c: (-c.score, c.id))
         for c in others[:MAX_ALTERNATIVES]:
-            options = self.config.final_fit
-            if c.fit.get("method"):
-                options = replace(options, loss=c.fit["method"])
             try:
-                fitted = refit_final(c, self.problem, self.table, options, self.config.seed, self.units)
+                fitted = refit_final(c, self.problem, self.table, self._final_options(c), self.config.seed,
+                                     self.units)
             except (LawError, FitError):
                 continue  # a finalist that cannot be refitted on all rows carries no form information
             out.append({"law": list(fitted.lines), "constants": fitted.constants})

@@ -255,8 +255,7 @@ def _implausibility(law, constants, ctx: EvaluationContext) -> tuple[float, list
         notes.append("non-finite predictions at 10x-100x the training range")
     y = ctx.table.y
     lo, hi = y.min(axis=0), y.max(axis=0)
-    span = np.where(hi > lo, hi - lo, np.abs(hi) + 1e-12)
-    if np.any(pred[near] < lo - span) or np.any(pred[near] > hi + span):
+    if _outside_span(pred[near], y):
         penalty += 0.5
         notes.append("predictions far outside the observed target range")
     with np.errstate(invalid="ignore"):
@@ -275,6 +274,20 @@ def _implausibility(law, constants, ctx: EvaluationContext) -> tuple[float, list
             notes.append(f"target {law.targets[j]} turns around beyond the training range")
             break
     return min(penalty, 1.0), notes
+
+
+def _outside_span(pred: np.ndarray, y: np.ndarray) -> bool:
+    """Whether a prediction lies more than the observed targets' span beyond them."""
+    lo, hi = y.min(axis=0), y.max(axis=0)
+    span = np.where(hi > lo, hi - lo, np.abs(hi) + 1e-12)
+    return bool(np.any(pred < lo - span) or np.any(pred > hi + span))
+
+
+def plausible_near(probe_predictions: np.ndarray, y: np.ndarray) -> bool:
+    """The checks of ``_implausibility`` at 2x and 4x for a law's final constants: finite, and within
+    a span of the observed targets ``y`` (probe rows as ``agent.search.probes`` builds them)."""
+    near = probe_predictions[near_rows(len(probe_predictions))]
+    return bool(np.all(np.isfinite(near))) and not _outside_span(near, y)
 
 
 def _turns_around(blocks_pred: np.ndarray, levels: np.ndarray, direction: int) -> bool:

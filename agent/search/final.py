@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field, fields
 import numpy as np
 import pandas as pd
 
+from agent.errors import FitError
 from agent.expressions import Law, parse_law
 from agent.fitting import FitOptions, fit_law, predict, resolve_loss
 from agent.problem import Problem, Table, make_table
@@ -58,6 +59,14 @@ class FinalLaw:
         else:
             groups = table.groups
         return predict(self.law(), table, self.constants, groups)
+
+    def predict_table(self, table: Table) -> np.ndarray:
+        """Predictions for a table in user units (its groups must have constants); NaN where the law
+        cannot be computed, so a caller's finiteness check sees them."""
+        try:
+            return predict(self.law(), table, self.constants, table.groups)
+        except FitError:
+            return np.full((len(table), len(self.targets)), np.nan)
 
 
 def refit_final(best: Candidate, problem: Problem, table: Table, options: FitOptions, seed: int,

@@ -186,3 +186,15 @@ def test_a_folds_standard_error_comes_from_the_spread_of_its_rows_or_of_its_grou
     per_group = _standard_error_decades(Table({"x": np.ones(20)}, y, groups), one_row_off)
     assert per_group > uneven
     assert _standard_error_decades(Table({"x": np.ones(1)}, y[:1], one_group[:1]), y[:1] + 1) is None
+
+
+def test_a_final_law_is_plausible_near_the_data_only_when_finite_and_in_range_at_2x_and_4x():
+    """Probe rows come in blocks of (1x, 2x, 4x, 10x, 100x); the final refit is held to the near ones."""
+    from agent.search.evaluate import plausible_near
+
+    y = np.array([[2.0], [3.0], [4.0]])  # observed span 2
+    good = np.array([[2.1], [1.9], [1.8], [1.5], [1.2]])
+    assert plausible_near(good, y)
+    assert plausible_near(np.array([[2.1], [1.9], [1.8], [np.inf], [np.nan]]), y)  # far out: not this check's
+    assert not plausible_near(np.array([[2.1], [np.inf], [1.8], [1.5], [1.2]]), y)  # overflows at 2x
+    assert not plausible_near(np.array([[2.1], [1.9], [-0.5], [1.5], [1.2]]), y)  # 2.5 below the lowest at 4x
