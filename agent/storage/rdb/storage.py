@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import functools
 import threading
 from datetime import datetime
 from typing import Any, Iterator, Mapping
@@ -62,11 +61,12 @@ class RDBStorage(RunVerbs, ComparisonVerbs, SweepVerbs, TokenVerbs, BaseStorage)
         # (its identity, with the id): summaries only grow, so a batch one covers needs no read of the
         # dataset (``append_rows``).  Shared by the views.
         self._summaries: dict[int, tuple[datetime, tuple[ColumnInfo, ...]]] = {}
+        # the counted append's statements by ``scope_key`` (each view's own tenant condition), built once
+        self._counted_built: dict[tuple, tuple[Any, Any]] = {}
 
     def for_tenant(self, tenant: str | None) -> "RDBStorage":
         view = copy.copy(self)
         view._tenant, view._scoped, view._owns_engine = tenant, True, False
-        view.__dict__.pop("_counted_statements", None)  # built with this storage's tenant condition
         return view
 
     def generation(self):
@@ -153,7 +153,10 @@ class RDBStorage(RunVerbs, ComparisonVerbs, SweepVerbs, TokenVerbs, BaseStorage)
     def _append_counted(self, dataset_id: int, created: datetime, batch: frames.Batch) -> DatasetRecord | None:
         """Append ``batch`` moving only the counters; None when the dataset is not there (for this view),
         or is another one under the same id (SQLite reuses the id of the last row deleted)."""
-        counted, insert_batch = self._counted_statements
+        built = self._counted_built.get(self.scope_key)
+        if built is None:
+            built = self._counted_built[self.scope_key] = self._counted_statements()
+        counted, insert_batch = built
         values = {"dataset_id": dataset_id, "created": created, "n": len(batch), "t": cv.now(),
                   "format": batch.format, "data": batch.data}
         if insert_batch is None:
@@ -168,10 +171,10 @@ class RDBStorage(RunVerbs, ComparisonVerbs, SweepVerbs, TokenVerbs, BaseStorage)
                     s.execute(insert_batch, {**values, "seq": row.n_batches - 1})
         return None if row is None else cv.dataset_record(row)  # a Row reads by column name, as the ORM row
 
-    @functools.cached_property
     def _counted_statements(self) -> tuple[Any, Any]:
-        """The counted append's statements, built once with bound parameters: composing the writing CTE
-        took more of the GIL than everything else in an append (a tenth of a millisecond each time)."""
+        """The counted append's statements with bound parameters, for this view's tenant condition: built
+        once per scope (``_append_counted``), as composing the writing CTE took more of the GIL than
+        everything else in an append (a tenth of a millisecond each time)."""
         d, b = m.DatasetRow.__table__, m.DatasetBatchRow.__table__
         n, t = bindparam("n", type_=b.c.n_rows.type), bindparam("t", type_=d.c.updated_at.type)
         counted = (update(d).where(d.c.id == bindparam("dataset_id"),
