@@ -8,8 +8,10 @@ sld then searches as `sld discover --csv` does at the suite's effort, and `optim
 N*(C) on the discovered law at C = 100x the largest training budget (6·N·D).  The truth's N*(C) is
 found the same way on the true law.  The bar: within 25 % in at least 80 % of instances.  For
 context, the textbook additive form refitted on the same rows is scored the same way.
+``--axis default`` searches along sld's default axis instead of the suite's, as ``sld discover``
+without ``--axis`` does: params x tokens, the compute an allocation is asked about.
 
-    python scripts/allocation_bench.py --instances 30
+    python scripts/allocation_bench.py --instances 30 [--axis default]
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import os
 import statistics
 import sys
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -58,7 +61,7 @@ def n_star(law, constants, budget, size_range) -> tuple[float, bool]:
     return out.size, out.on_edge
 
 
-def run(k: int, seed: int) -> dict:
+def run(k: int, seed: int, default_axis: bool = False) -> dict:
     draft, problem = make_instance(k)
     p = problem.problem
     train = problem.train
@@ -69,7 +72,8 @@ def run(k: int, seed: int) -> dict:
     row = {"instance": k, "design": problem.name.split("_", 2)[-1], "budget": budget, "true_n_star": true_n}
     start = time.perf_counter()
     try:
-        plan = plan_discovery(train, search_request(problem, seed, workers=1))
+        request = search_request(problem, seed, workers=1)
+        plan = plan_discovery(train, replace(request, axis=None) if default_axis else request)
         result = discover(plan.problem, train, config=plan.config)
         law = parse_law(result.final["law"], p.inputs, p.targets)
         found, edge = n_star(law, result.final["constants"], budget, size_range)
@@ -103,10 +107,14 @@ def main() -> None:
     ap.add_argument("--instances", type=int, default=30)
     ap.add_argument("--seed", type=int, default=0, help="search seed")
     ap.add_argument("--json")
+    ap.add_argument("--axis", choices=("suite", "default"), default="suite",
+                    help="the suite's axis (model size on grids and checkpoint sweeps, params x tokens on "
+                         "IsoFLOP profiles) or sld's default without --axis (every input spanning a decade: "
+                         "params x tokens, a compute proxy, on every design)")
     args = ap.parse_args()
     rows = []
     for k in range(args.instances):
-        rows.append(run(k, args.seed))
+        rows.append(run(k, args.seed, default_axis=args.axis == "default"))
         r = rows[-1]
         print(f"{k:3d} {r['design']:12s} ratio {r['ratio'] if r['ratio'] is None else round(r['ratio'], 3)} "
               f"textbook {r['textbook_ratio'] and round(r['textbook_ratio'], 3)} {r.get('law') or r.get('error')}",
