@@ -33,6 +33,8 @@ class FinalLaw:
     # the other close finalists refitted on all training rows ({"law": lines, "constants": ...}): the laws
     # the validation tail could not tell from this one, kept so intervals can carry form uncertainty
     alternatives: list = field(default_factory=list)
+    # the columns the law was chosen on extrapolating along (None: a law saved before it was recorded)
+    axis: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -82,7 +84,8 @@ def refit_final(best: Candidate, problem: Problem, table: Table, options: FitOpt
     return FinalLaw(lines=law.lines, inputs=problem.inputs, targets=problem.targets,
                     constants=form.to_user(fitted.constants), validation=dict(best.validation),
                     candidate_id=best.id, n_constants=law.n_constants, complexity=form.law.complexity,
-                    latex=law.latex(), train=train.to_dict(), fit_loss=resolve_loss(options.loss, table.y))
+                    latex=law.latex(), train=train.to_dict(), fit_loss=resolve_loss(options.loss, table.y),
+                    axis=tuple(problem.axis))
 
 
 def report_on_test(final: FinalLaw, problem: Problem, test_df: pd.DataFrame) -> dict:

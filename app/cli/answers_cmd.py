@@ -14,7 +14,7 @@ import pandas as pd
 import typer
 from rich.console import Console
 
-from agent.allocation import allocation_curve
+from agent.allocation import allocation_curve, axis_caveat
 from agent.errors import DataError
 from agent.problem import Problem, make_table
 from agent.search import FinalLaw
@@ -108,10 +108,14 @@ def allocate_cmd(
     rows = [a.to_dict() for a in allocation_curve(final.law(), final.constants, budgets, size=size, data=data,
                                                   size_range=tuple(lo_hi), group=group, fixed=values,
                                                   flops_per=flops_per, boot=boot)]
+    caveat = axis_caveat(final.axis, size, data)
     if as_json:
-        typer.echo(json.dumps({"size": size, "data": data, "flops_per": flops_per, "allocations": rows}))
+        typer.echo(json.dumps({"size": size, "data": data, "flops_per": flops_per, "allocations": rows,
+                               "warnings": [caveat] if caveat else []}))
         return
     console = Console()
+    if caveat:
+        Console(stderr=True).print(f"[yellow]warning:[/] {caveat}", highlight=False)
     for r in rows:
         line = (f"C={r['budget']:.3g}: {size}*={r['size']:.4g}, {data}*={r['data']:.4g}, "
                 f"{final.targets[0]}={r['loss']:.4g}")

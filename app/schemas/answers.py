@@ -65,3 +65,5 @@ class OptimalPublic(BaseModel):
     method: str
     allocations: list[AllocationPublic]
     isoflop: list[IsoflopPublic] = Field(description="the law along a few budget lines: a check of N* by eye")
+    warnings: list[str] = Field(default_factory=list, description=(
+        "what makes this answer less sure than its intervals say, e.g. a law not validated along the data column"))

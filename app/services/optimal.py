@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from agent.allocation import isoflop_profile, optimal_allocation
+from agent.allocation import axis_caveat, isoflop_profile, optimal_allocation
 from agent.expressions import parse_law
 from agent.storage import BaseStorage, RunState
 from agent.storage.errors import ConflictError
@@ -39,5 +39,6 @@ def optimal_for_run(storage: BaseStorage, run_id: int, req: OptimalCreate) -> Op
         sizes, losses = isoflop_profile(law, constants, budget=budget, **common)
         views.append(IsoflopPublic(budget=budget, sizes=sizes.tolist(),
                                    loss=[float(v) if math.isfinite(v) else None for v in losses]))
+    caveat = axis_caveat(run.final.get("axis"), req.size, req.data)
     return OptimalPublic(run_id=run_id, size=req.size, data=req.data, flops_per=req.flops_per, level=req.level,
-                         method=METHOD, allocations=allocations, isoflop=views)
+                         method=METHOD, allocations=allocations, isoflop=views, warnings=[caveat] if caveat else [])

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from agent.allocation import allocation_curve, optimal_allocation
+from agent.allocation import allocation_curve, axis_caveat, optimal_allocation
 from agent.errors import DataError
 from agent.expressions import parse_law
 
@@ -68,3 +68,11 @@ def test_replicates_give_an_interval_around_the_optimum_and_the_isoflop_view_bot
     assert fast == pytest.approx(one.size, rel=0.01)  # the replicates' fast optimum agrees with the careful one
     sizes, losses = isoflop_profile(CHINCHILLA, HOFFMANN, size="N", data="D", budget=1e23, size_range=(1e8, 1e13))
     assert sizes[np.argmin(losses)] == pytest.approx(out.size, rel=0.6)  # 25 points: within one grid step
+
+
+def test_a_law_chosen_along_size_alone_is_flagged_for_an_allocation():
+    """An allocation moves along compute; a law validated along N only was never checked where D grows."""
+    assert axis_caveat(("N", "D"), "N", "D") is None
+    assert axis_caveat(None, "N", "D") is None  # a law file from before the axis was recorded
+    assert "along N, not along D" in axis_caveat(("N",), "N", "D")
+    assert "along no axis, not along N and D" in axis_caveat((), "N", "D")

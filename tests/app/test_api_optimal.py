@@ -48,6 +48,8 @@ def test_a_runs_law_answers_the_compute_optimal_size_with_an_interval_and_an_iso
         truth = optimal_allocation(TRUE_LAW, {"all_data": TRUE}, size="N", data="D", budget=alloc["budget"],
                                    size_range=(1e6, 1e13)).size
         assert 0.5 < alloc["size"] / truth < 2  # 25 runs, 3 decades short of 1e22: the right magnitude
+    # the run was searched along N alone: the answer says that D was never validated
+    assert len(out["warnings"]) == 1 and "along N, not along D" in out["warnings"][0]
     sizes = [a["size"] for a in out["allocations"]]
     assert sizes[1] > sizes[0]
     view = out["isoflop"][0]

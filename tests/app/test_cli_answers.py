@@ -71,6 +71,19 @@ def test_allocate_finds_the_textbook_optimum_with_an_interval(sld, saved_law):
     assert same.exit_code == 0 and json.loads(same.stdout)["allocations"] == rows
 
 
+def test_allocate_warns_when_the_law_was_never_validated_along_the_data_column(sld, saved_law, tmp_path):
+    plain, _, _ = saved_law
+    args = ["--size", "N", "--data", "D", "--budget", "1e20", "--size-range", "1e6,1e13", "--json"]
+    assert json.loads(sld("allocate", "--law", str(plain), *args).stdout)["warnings"] == []  # axis not recorded
+    for axis, warned in ((["N", "D"], False), (["N"], True)):
+        law = tmp_path / "law.json"
+        law.write_text(json.dumps({**json.loads(plain.read_text()), "axis": axis}))
+        out = json.loads(sld("allocate", "--law", str(law), *args).stdout)
+        assert bool(out["warnings"]) == warned and all("not along D" in w for w in out["warnings"])
+    shown = sld("allocate", "--law", str(law), *args[:-1])
+    assert shown.exit_code == 0 and "not along D" in shown.stderr
+
+
 @pytest.mark.parametrize("args, message", [
     (["--size", "N", "--data", "tokens"], "tokens"),
     (["--size", "N", "--data", "D", "--size-range", "1e9"], "two numbers"),

@@ -106,6 +106,7 @@ def test_before_reporting_the_best_laws_are_rescored_as_finalists_with_careful_f
     chosen = search.chosen()
     assert chosen in finalists  # the report comes from the careful scores, not the screening ones
     assert final.candidate_id == chosen.id and final.lines == chosen.lines and final.fit_loss == "robust_log"
+    assert final.axis == search.problem.axis  # what it was chosen on extrapolating along, for the answers
 
 
 def test_the_other_close_finalists_are_kept_refitted_on_all_rows_for_form_uncertainty(reference,

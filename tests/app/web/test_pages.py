@@ -253,6 +253,7 @@ def test_a_law_over_size_and_data_answers_allocation_and_next_runs_on_its_page(s
     assert r.status_code == 200 and 'data-testid="allocations"' in r.text, r.text
     assert 'data-plot-for="allocation-plot"' in r.text and 'data-plot-for="isoflop-plot"' in r.text
     assert r.text.count("<tr>") >= 3 and "–" in r.text  # a row per budget, each with its interval
+    assert 'data-testid="optimal-warning"' in r.text and "not along D" in r.text  # searched along N alone
     bad = client.post(f"/ui/runs/{run['id']}/optimal", data={"size": "N", "data": "D", "budgets": "lots",
                                                               "size_range": "1e6,1e13"})
     assert bad.status_code == 422 and "budgets must be a number" in bad.text
