@@ -198,8 +198,9 @@ class Search:
         if chosen is None:
             raise LawError(empty_search_message(self.candidates, self.stop_reason or self._limit_reached(),
                                                 self.problem.max_constants))
-        options = self._final_options(chosen)
-        final = refit_final(chosen, self.problem, self.table, options, self.config.seed, self.units)
+        final = refit_final(chosen, self.problem, self.table, self._final_options(chosen), self.config.seed,
+                            self.units)
+        refits: dict[int, FinalLaw | None] = {chosen.id: final}  # each close finalist is refitted once
         probes = None if self.context.probes is None else self.units.user_table(self.context.probes)
         selection = {"margin": self.config.selection.parsimony_margin, "close_finalists": len(close)}
         if probes is not None and not plausible_near(final.predict_table(probes), self.table.y):
@@ -207,35 +208,36 @@ class Search:
             # just beyond the data (an exponent of 473 on a power that another one cancels): report
             # the best close finalist whose own refit stays finite and in range there
             for other in sorted((c for c in close if c.id != chosen.id), key=lambda c: (-c.score, c.id)):
-                try:
-                    refit = refit_final(other, self.problem, self.table, self._final_options(other),
-                                        self.config.seed, self.units)
-                except (LawError, FitError):
-                    continue
-                if plausible_near(refit.predict_table(probes), self.table.y):
+                refit = self._refit(other, refits)
+                if refit is not None and plausible_near(refit.predict_table(probes), self.table.y):
                     selection["implausible_refit"] = list(final.lines)
                     chosen, final = other, refit
                     break
         selection["spread"] = form_spread(chosen, close, self.problem, probes)
-        return replace(final, selection=selection, alternatives=self._alternatives(chosen, close))
+        return replace(final, selection=selection, alternatives=self._alternatives(chosen, close, refits))
 
     def _final_options(self, candidate: Candidate):
         """The final fit's options, with the loss the candidate was scored with."""
         method = candidate.fit.get("method")
         return replace(self.config.final_fit, loss=method) if method else self.config.final_fit
 
-    def _alternatives(self, chosen: Candidate, close: list[Candidate]) -> list[dict]:
-        """The other close finalists, best first, each refitted on all training rows as the chosen law is."""
-        out = []
-        others = sorted((c for c in close if c.id != chosen.id), key=lambda c: (-c.score, c.id))
-        for c in others[:MAX_ALTERNATIVES]:
+    def _refit(self, candidate: Candidate, refits: dict[int, FinalLaw | None]) -> FinalLaw | None:
+        """``candidate`` refitted on all training rows as the chosen law is, once per ``refits``; None
+        when it cannot be (a finalist that cannot be refitted on all rows carries no form information)."""
+        if candidate.id not in refits:
             try:
-                fitted = refit_final(c, self.problem, self.table, self._final_options(c), self.config.seed,
-                                     self.units)
+                refits[candidate.id] = refit_final(candidate, self.problem, self.table,
+                                                   self._final_options(candidate), self.config.seed, self.units)
             except (LawError, FitError):
-                continue  # a finalist that cannot be refitted on all rows carries no form information
-            out.append({"law": list(fitted.lines), "constants": fitted.constants})
-        return out
+                refits[candidate.id] = None
+        return refits[candidate.id]
+
+    def _alternatives(self, chosen: Candidate, close: list[Candidate],
+                      refits: dict[int, FinalLaw | None]) -> list[dict]:
+        """The other close finalists, best first, each refitted on all training rows as the chosen law is."""
+        others = sorted((c for c in close if c.id != chosen.id), key=lambda c: (-c.score, c.id))
+        fitted = [self._refit(c, refits) for c in others[:MAX_ALTERNATIVES]]
+        return [{"law": list(f.lines), "constants": f.constants} for f in fitted if f is not None]
 
     def drain_events(self) -> list[dict]:
         events, self.plan_events = self.plan_events, []
