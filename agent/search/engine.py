@@ -18,7 +18,7 @@ import pandas as pd
 
 from agent.errors import FitError, LawError
 from agent.fitting import resolve_loss
-from agent.problem import Problem, make_table
+from agent.problem import Problem, Table, make_table
 from agent.search import asking, checkpoint
 from agent.search.choice import choose, finalist_pool, form_spread
 from agent.search.config import SearchConfig
@@ -203,18 +203,26 @@ class Search:
         refits: dict[int, FinalLaw | None] = {chosen.id: final}  # each close finalist is refitted once
         probes = None if self.context.probes is None else self.units.user_table(self.context.probes)
         selection = {"margin": self.config.selection.parsimony_margin, "close_finalists": len(close)}
-        if probes is not None and not plausible_near(final.predict_table(probes), self.table.y):
+        if probes is not None and not self._plausible_near(final, probes):
             # the probes screened fold 0's constants; those fitted on every row can still blow up
             # just beyond the data (an exponent of 473 on a power that another one cancels): report
             # the best close finalist whose own refit stays finite and in range there
             for other in sorted((c for c in close if c.id != chosen.id), key=lambda c: (-c.score, c.id)):
                 refit = self._refit(other, refits)
-                if refit is not None and plausible_near(refit.predict_table(probes), self.table.y):
+                if refit is not None and self._plausible_near(refit, probes):
                     selection["implausible_refit"] = list(final.lines)
                     chosen, final = other, refit
                     break
         selection["spread"] = form_spread(chosen, close, self.problem, probes)
         return replace(final, selection=selection, alternatives=self._alternatives(chosen, close, refits))
+
+    def _plausible_near(self, final: FinalLaw, probes: Table) -> bool:
+        """Whether a final law's own constants pass the near probes (a law that cannot be computed
+        there does not)."""
+        try:
+            return plausible_near(final.predict(probes), self.table.y)
+        except FitError:
+            return False
 
     def _final_options(self, candidate: Candidate):
         """The final fit's options, with the loss the candidate was scored with."""

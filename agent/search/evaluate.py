@@ -247,15 +247,15 @@ def _implausibility(law, constants, ctx: EvaluationContext) -> tuple[float, list
     except FitError:
         return 1.0, ["probe groups without constants"]
     notes, penalty = [], 0.0
-    near = near_rows(len(probes))
-    if not np.all(np.isfinite(pred[near])):
+    y = ctx.table.y
+    finite_near, within_span = _near_checks(pred, y)
+    if not finite_near:
         return 1.0, ["non-finite predictions beyond the training range"]
     if not np.all(np.isfinite(pred)):
         penalty += 0.5
         notes.append("non-finite predictions at 10x-100x the training range")
-    y = ctx.table.y
     lo, hi = y.min(axis=0), y.max(axis=0)
-    if _outside_span(pred[near], y):
+    if not within_span:
         penalty += 0.5
         notes.append("predictions far outside the observed target range")
     with np.errstate(invalid="ignore"):
@@ -276,18 +276,21 @@ def _implausibility(law, constants, ctx: EvaluationContext) -> tuple[float, list
     return min(penalty, 1.0), notes
 
 
-def _outside_span(pred: np.ndarray, y: np.ndarray) -> bool:
-    """Whether a prediction lies more than the observed targets' span beyond them."""
+def _near_checks(probe_predictions: np.ndarray, y: np.ndarray) -> tuple[bool, bool]:
+    """At the probes near the data (1x, 2x, 4x; rows as ``agent.search.probes`` builds them): whether
+    every prediction is finite, and whether none lies more than the observed targets' span beyond them."""
+    near = probe_predictions[near_rows(len(probe_predictions))]
+    if not np.all(np.isfinite(near)):
+        return False, False
     lo, hi = y.min(axis=0), y.max(axis=0)
     span = np.where(hi > lo, hi - lo, np.abs(hi) + 1e-12)
-    return bool(np.any(pred < lo - span) or np.any(pred > hi + span))
+    return True, not bool(np.any(near < lo - span) or np.any(near > hi + span))
 
 
 def plausible_near(probe_predictions: np.ndarray, y: np.ndarray) -> bool:
-    """The checks of ``_implausibility`` at 2x and 4x for a law's final constants: finite, and within
-    a span of the observed targets ``y`` (probe rows as ``agent.search.probes`` builds them)."""
-    near = probe_predictions[near_rows(len(probe_predictions))]
-    return bool(np.all(np.isfinite(near))) and not _outside_span(near, y)
+    """The near checks of ``_implausibility`` for a law's final constants: finite, and within a span
+    of the observed targets ``y``."""
+    return all(_near_checks(probe_predictions, y))
 
 
 def _turns_around(blocks_pred: np.ndarray, levels: np.ndarray, direction: int) -> bool:

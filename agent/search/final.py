@@ -7,7 +7,6 @@ from dataclasses import asdict, dataclass, field, fields
 import numpy as np
 import pandas as pd
 
-from agent.errors import FitError
 from agent.expressions import Law, parse_law
 from agent.fitting import FitOptions, fit_law, predict, resolve_loss
 from agent.problem import Problem, Table, make_table
@@ -53,22 +52,18 @@ class FinalLaw:
     def law(self):
         return parse_law(self.lines, self.inputs, self.targets)
 
-    def predict(self, df: pd.DataFrame, group: str | None = None) -> np.ndarray:
+    def predict(self, data: pd.DataFrame | Table, group: str | None = None) -> np.ndarray:
+        """Predictions for rows in user units: a data frame (its ``group`` column, if any, names each
+        row's constants), or a ``Table`` whose groups must have constants."""
+        if isinstance(data, Table):
+            return predict(self.law(), data, self.constants, data.groups)
         problem = Problem(self.inputs, self.targets, group=group)
-        table = make_table(df, problem, require_targets=False)
+        table = make_table(data, problem, require_targets=False)
         if group is None and len(self.constants) == 1:
             groups = np.full(len(table), next(iter(self.constants)), dtype=object)
         else:
             groups = table.groups
         return predict(self.law(), table, self.constants, groups)
-
-    def predict_table(self, table: Table) -> np.ndarray:
-        """Predictions for a table in user units (its groups must have constants); NaN where the law
-        cannot be computed, so a caller's finiteness check sees them."""
-        try:
-            return predict(self.law(), table, self.constants, table.groups)
-        except FitError:
-            return np.full((len(table), len(self.targets)), np.nan)
 
 
 def refit_final(best: Candidate, problem: Problem, table: Table, options: FitOptions, seed: int,

@@ -123,6 +123,35 @@ def test_the_other_close_finalists_are_kept_refitted_on_all_rows_for_form_uncert
         assert np.all(np.isfinite(pred)) and np.median(np.abs(pred / table.y - 1)) < 0.1
 
 
+def test_a_chosen_law_whose_final_refit_blows_up_near_the_data_gives_way_to_the_next_close_finalist(
+        reference, monkeypatch):
+    """The probes screened fold 0's constants; the refit on every row is probed too (at 2x-4x)."""
+    from agent.search import engine
+    search = reference
+    finalists = sorted((c for c in search.candidates if c.kind == "finalist"), key=lambda c: -c.score)
+    chosen, runner_up = finalists[0], next(c for c in finalists[1:] if c.canonical != finalists[0].canonical)
+    monkeypatch.setattr(search, "_choice", lambda: (chosen, [chosen, runner_up]))
+    real_refit = engine.refit_final
+
+    def refit(candidate, *args, **kwargs):
+        final = real_refit(candidate, *args, **kwargs)
+        if candidate.id != chosen.id:
+            return final
+        # what an exponent of 500 on the size does: fine on the rows, 2**500 times the loss at 2x
+        return dataclasses.replace(final, lines=("loss = c0*(N/1e9)**a0",),
+                                   constants={g: {"c0": 2.0, "a0": 500.0} for g in final.constants})
+
+    monkeypatch.setattr(engine, "refit_final", refit)
+    final = search.finalize()
+    assert final.candidate_id == runner_up.id and final.lines == runner_up.lines
+    assert final.selection["implausible_refit"] == ["loss = c0*(N/1e9)**a0"]
+
+    # when no close finalist's refit passes either, the chosen law is reported as it is
+    monkeypatch.setattr(search, "_choice", lambda: (chosen, [chosen]))
+    final = search.finalize()
+    assert final.candidate_id == chosen.id and "implausible_refit" not in final.selection
+
+
 def test_finalists_can_also_be_fitted_with_a_robust_loss_and_the_plain_fit_wins_ties(
         power_law_problem, power_law_data):
     config = SearchConfig(**{**SMALL.__dict__, "finalist_losses": ("auto", "huber_log")})
