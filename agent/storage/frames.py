@@ -177,7 +177,7 @@ def check_compatible(existing: Iterable[ColumnInfo], new: Sequence[ColumnInfo]) 
     """Appended rows (summarised as ``new``) must have exactly the dataset's columns, each of the same kind."""
     existing = list(existing)
     have = {c.name for c in existing}
-    kinds = {c.name: c.kind for c in new}
+    kinds = _kinds(new)
     if set(kinds) != have:
         missing, extra = sorted(have - set(kinds)), sorted(set(kinds) - have)
         parts = ([f"missing column(s) {', '.join(missing)}"] if missing else []) + \
@@ -191,10 +191,13 @@ def check_compatible(existing: Iterable[ColumnInfo], new: Sequence[ColumnInfo]) 
 
 def covers(old: Sequence[ColumnInfo], new: Sequence[ColumnInfo]) -> bool:
     """Whether rows summarised as ``new`` fit the columns ``old`` and add no range or label to them."""
-    kinds = {c.name: c.kind for c in new}
-    if kinds != {c.name: c.kind for c in old}:
+    if _kinds(new) != _kinds(old):
         return False
     return merge_summaries(old, new) == tuple(old)
+
+
+def _kinds(infos: Iterable[ColumnInfo]) -> dict[str, str]:
+    return {c.name: c.kind for c in infos}
 
 
 def merge_summaries(old: Sequence[ColumnInfo], new: Sequence[ColumnInfo]) -> tuple[ColumnInfo, ...]:

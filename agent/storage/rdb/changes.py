@@ -25,6 +25,7 @@ import time
 import uuid
 from typing import Hashable
 
+import psycopg
 from sqlalchemy import Engine
 
 log = logging.getLogger(__name__)
@@ -107,8 +108,6 @@ class PostgresNotifications(ChangeWatch):
                 self._thread.start()
 
     def _listen_forever(self) -> None:
-        import psycopg
-
         failures = 0
         while not self._stop.is_set():
             try:
@@ -144,8 +143,6 @@ class PostgresNotifications(ChangeWatch):
         return False
 
     def _send(self, payload: str) -> None:
-        import psycopg
-
         with psycopg.connect(self._dsn, autocommit=True, connect_timeout=5) as other:
             other.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
 
