@@ -27,6 +27,7 @@ from typing import Any
 from agent.errors import SldError
 from agent.search import Search
 from agent.search.checkpoint import needs_candidates
+from agent.search.failures import empty_search_message
 from agent.storage import BaseStorage, Checkpoint, RunLost, RunRecord, RunState
 from app.core.config import Settings, get_settings
 from app.schemas.runspec import RunSpec
@@ -164,7 +165,9 @@ class _RunExecution:
             final.update(self._reports(search, final))
             final.update(best_facts(search))
         elif state is RunState.DONE:
-            state, error = RunState.FAILED, "no candidate law could be fitted to the data"
+            # the same account of what failed where as `sld discover` gives
+            state, error = RunState.FAILED, empty_search_message(search.candidates, search.stop_reason,
+                                                                 search.problem.max_constants)
         best = search.best
         self.storage.finish_run(self.run.id, self.wid, state, final=final, error=error,
                                 progress=progress_of(search), best_score=None if best is None else best.score)

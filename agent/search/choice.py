@@ -23,6 +23,8 @@ work against it, as PySR's ``model_selection`` names its policy:
 """
 from __future__ import annotations
 
+import math
+
 import re
 from typing import Callable, Sequence
 
@@ -91,12 +93,17 @@ def choose(candidates: Sequence[Candidate], margin: float, plain_loss: str, pref
     finalists = [c for c in ok if c.finalist] or ok
     if not finalists:
         return None, []
-    score = {c.id: (c.score if score_of is None else score_of(c)) for c in finalists}
+    def rank_score(c: Candidate) -> float:
+        value = c.score if score_of is None else score_of(c)
+        # a score that is not a number (a validation fold whose targets are all equal) ranks last
+        return -math.inf if math.isnan(value) else value
+
+    score = {c.id: rank_score(c) for c in finalists}
     best = max(finalists, key=lambda c: (score[c.id], -c.id))
     top = score[best.id]
     if error_of is not None:
         margin = max(margin, error_of(best) or 0.0)
-    close = [c for c in finalists if score[c.id] >= top - margin]
+    close = [c for c in finalists if score[c.id] >= top - margin] or [best]
 
     def order(c: Candidate):
         robust = c.fit.get("method", plain_loss) != plain_loss

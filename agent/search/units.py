@@ -78,9 +78,24 @@ def written(name: str, reference: float) -> str:
     return f"({name}/{reference:g})" if reference != 1.0 else name
 
 
+# Beyond this magnitude a value cannot be fitted in double precision: squared errors and variances
+# overflow near 1e154, and a law's powers of it long before.  No measured quantity of the field comes
+# near it (a training run's FLOPs are about 1e25); such a value is a diverged run or a unit slip.
+MAX_MAGNITUDE = 1e100
+
+
 def check_columns(problem: Problem, table: Table) -> None:
-    """Refuse, before any search, columns no law can use (a constant one, an axis of two values),
-    saying what to do instead.  A non-axis input with two values (a flag) is fine."""
+    """Refuse, before any search, columns no law can use (a constant one, an axis of two values, a
+    value too large to compute with), saying what to do instead.  A non-axis input with two values
+    (a flag) is fine."""
+    columns = {**{x: table.X[x] for x in problem.inputs},
+               **{t: table.y[:, j] for j, t in enumerate(problem.targets)}}
+    for name, column in columns.items():
+        row = int(np.argmax(np.abs(column))) if column.size else 0
+        if column.size and abs(column[row]) > MAX_MAGNITUDE:
+            raise DataError(f"column {name!r} holds {column[row]:g} (row {row + 1}): values beyond "
+                            f"{MAX_MAGNITUDE:g} in magnitude overflow any fit; drop the row (a diverged run?) "
+                            "or rescale the column")
     for name in problem.inputs:
         values = np.unique(table.X[name])
         if len(values) == 1:

@@ -179,3 +179,11 @@ def test_an_axis_that_is_the_target_is_refused(client, dataset_id):
     r = client.post("/runs", json={"dataset_id": dataset_id, "inputs": ["N"], "targets": ["loss"], "axis": ["loss"]})
     assert_refused(client, r, "axis column(s) loss are targets")
     assert client.get("/runs").json()["total"] == 0
+
+
+def test_a_run_on_rows_too_large_to_compute_with_is_refused_naming_the_column(client, dataset_id):
+    r = client.post(f"/datasets/{dataset_id}/rows", json={"rows": [{"N": 1e308, "group": "a", "loss": 2.0}]})
+    assert r.status_code == 200, r.text  # stored as sent: it is data, only no law can be fitted to it
+    r = client.post("/runs", json={"dataset_id": dataset_id, "inputs": ["N"], "targets": ["loss"]})
+    assert_refused(client, r, "column 'N' holds 1e+308")
+    assert client.get("/runs").json()["total"] == 0

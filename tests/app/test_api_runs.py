@@ -149,6 +149,27 @@ def test_a_run_that_cannot_fit_anything_is_refused_when_queued_or_fails_with_a_r
     assert failed["state"] == "failed" and "'y' has the same value (1) in every row" in failed["error"]
 
 
+def test_a_run_whose_every_law_fails_to_fit_fails_saying_which_stage_and_why(client, worker, monkeypatch):
+    from agent.search.proposers.offline import OfflineProposer
+    from agent.search.records import Proposal
+    from app import worker as worker_module
+
+    class Overflowing(OfflineProposer):  # proposes only a law that overflows whatever its constants
+        def seeds_left(self, context):
+            return 1
+
+        def propose(self, context, n, rng):
+            return [Proposal(("y = c + exp(exp(exp(k*x + 10)))",), self.name)]
+
+    monkeypatch.setattr(worker_module, "build_proposers", lambda specs, endpoints: [(Overflowing(), 1.0)])
+    ds = client.post("/datasets", json={"rows": [{"x": x, "y": x} for x in (1.0, 1.5, 2.0, 2.5, 3.0)]}).json()
+    run = client.post("/runs", json={"dataset_id": ds["id"], "inputs": ["x"], "targets": ["y"], "budget": 3}).json()
+    worker.run_once()
+    failed = client.get(f"/runs/{run['id']}").json()
+    assert failed["state"] == "failed"
+    assert "failed at fit (most often: " in failed["error"] and "overflow" in failed["error"]  # as sld discover says
+
+
 def test_a_crashing_search_fails_its_run_and_the_worker_carries_on(client, worker, dataset_id, monkeypatch):
     from agent.search import Search
 

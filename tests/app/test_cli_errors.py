@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -70,6 +71,15 @@ def test_non_numeric_values(sld, parallel_copy):
     df, write = parallel_copy
     write(df.astype({"loss": str}).assign(loss=lambda d: d["loss"].where(d.index != 0, "n/a")))
     assert_one_line_error(sld("bench", "--task", "parallel_scaling_law"), "column 'loss' is not numeric", "'n/a'")
+
+
+def test_a_diverged_run_in_a_csv_is_named_not_searched(sld, tmp_path):
+    """A loss of 1e308 once came back as a traceback from the final choice (every score NaN)."""
+    n = np.geomspace(1e6, 1e9, 12)
+    path = tmp_path / "sweep.csv"
+    pd.DataFrame({"N": n, "loss": np.append(2 + 30 * n[:-1] ** -0.3, 1e308)}).to_csv(path, index=False)
+    assert_one_line_error(sld("discover", "--csv", str(path), "--inputs", "N", "--target", "loss", "--budget", "20"),
+                          "column 'loss' holds 1e+308 (row 12)")
 
 
 def test_a_law_that_does_not_parse(sld, tmp_path):

@@ -25,6 +25,14 @@ def test_the_simplest_finalist_within_the_margin_is_reported_not_the_best_scorin
     assert choose([lucky, plain, far_behind], margin=0.0, plain_loss="log")[0] is lucky
 
 
+def test_a_finalist_scored_nan_ranks_last_and_the_choice_still_answers():
+    broken, fine = cand(0, score=float("nan")), cand(1, score=0.5, complexity=30)
+    assert choose([broken, fine], margin=0.2, plain_loss="log")[0] is fine
+    # every score NaN (once: a target of 1e308 overflowed every variance) still reports a law, never raises
+    chosen, close = choose([broken, cand(2, score=float("nan"))], margin=0.2, plain_loss="log")
+    assert chosen is not None and chosen in close
+
+
 def test_finalists_are_compared_among_themselves_not_with_screening_scores():
     screened = cand(0, score=5.0, finalist=False)  # a cheap fit's score is on another footing
     finalist = cand(1, score=1.0)

@@ -141,6 +141,16 @@ def test_an_axis_of_two_values_is_refused_but_an_input_of_two_values_is_welcome(
     assert Search(Problem(("N", "flag"), ("loss",), axis=("N",)), df, CHEAP).summary["inputs"]["flag"]["distinct"] == 2
 
 
+def test_a_value_too_large_to_compute_with_is_refused_by_column_and_row_but_flops_are_welcome():
+    df = pd.DataFrame({"C": np.geomspace(1e18, 1e25, 8), "loss": np.linspace(3, 2, 8)})
+    Search(Problem(("C",), ("loss",)), df, CHEAP)  # FLOPs are far below the limit
+    diverged = df.assign(loss=df["loss"].where(df.index != 5, 1e308))  # a run that overflowed
+    with pytest.raises(DataError, match=r"column 'loss' holds 1e\+308 \(row 6\).* drop the row"):
+        Search(Problem(("C",), ("loss",)), diverged, CHEAP)
+    with pytest.raises(DataError, match=r"column 'C' holds -1e\+200 \(row 1\)"):
+        Search(Problem(("C",), ("loss",)), df.assign(C=df["C"].where(df.index != 0, -1e200)), CHEAP)
+
+
 def test_an_empty_search_says_which_stage_failed_how_often_and_why():
     class Failed:
         def __init__(self, reason):
