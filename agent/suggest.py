@@ -109,6 +109,17 @@ def _centred(values: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(dev), dev, 0.0)
 
 
+def _numbers(candidates: pd.DataFrame, column: str) -> np.ndarray:
+    """A column of the candidate runs as floats; a value that is not a number is named (a missing one
+    is NaN, refused with the costs)."""
+    values = pd.to_numeric(candidates[column], errors="coerce")
+    bad = values.isna() & candidates[column].notna()
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise DataError(f"candidate run {row + 1}: {column!r} is not a number ({candidates[column].iloc[row]!r})")
+    return values.to_numpy(float)
+
+
 def rank_runs(law: Law, replicates: Bootstrap, candidates: pd.DataFrame, targets: pd.DataFrame, *,
               group: str | None = None, cost_inputs: Sequence[str] = (), cost_factor: float = 6.0,
               top: int = 10, others: Sequence[Member] = ()) -> list[Suggestion]:
@@ -118,12 +129,12 @@ def rank_runs(law: Law, replicates: Bootstrap, candidates: pd.DataFrame, targets
     if not len(candidates) or not len(targets):
         raise DataError("give at least one candidate run and one target point")
     if "cost" in candidates.columns:
-        costs = pd.to_numeric(candidates["cost"], errors="coerce").to_numpy(float)
+        costs = _numbers(candidates, "cost")
     elif cost_inputs:
         missing = [c for c in cost_inputs if c not in candidates.columns]
         if missing:
             raise DataError(f"the cost needs column(s) {', '.join(missing)} in every candidate run")
-        costs = cost_factor * np.prod(candidates[list(cost_inputs)].to_numpy(float), axis=1)
+        costs = cost_factor * np.prod([_numbers(candidates, c) for c in cost_inputs], axis=0)
     else:
         costs = np.ones(len(candidates))
     groups = sorted(replicates.replicates[0])

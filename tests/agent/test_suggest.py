@@ -7,7 +7,7 @@ from agent.errors import DataError
 from agent.expressions import parse_law
 from agent.fitting import fit_law
 from agent.problem import DEFAULT_GROUP, Problem, Table, make_table
-from agent.suggest import ensemble, noise_of, suggest
+from agent.suggest import ensemble, noise_of, rank_runs, suggest
 from agent.uncertainty import Member, laplace
 
 LAW = parse_law("loss = E + A*(N/1e8)**(-a) + B*(D/1e10)**(-b)", ("N", "D"), ("loss",))
@@ -70,6 +70,16 @@ def test_bad_costs_and_tiny_ensembles_are_refused(fitted):
         suggest(ensemble(LAW, draws), cands, target, np.array([0.0]), noise=[0.01], log_space=[True])
     with pytest.raises(DataError, match="at least 3"):
         suggest(ensemble(LAW, draws)[:2], cands, target, np.array([1.0]), noise=[0.01], log_space=[True])
+
+
+def test_a_cost_that_is_not_a_number_is_named_by_run_and_column(fitted):
+    table, constants, draws = fitted
+    target = pd.DataFrame({"N": [1e10], "D": [1e12]})
+    text = pd.DataFrame({"N": [1e9, "big"], "D": [1e11, 1e11]})
+    with pytest.raises(DataError, match=r"candidate run 2: 'N' is not a number \('big'\)"):
+        rank_runs(LAW, draws, text, target, cost_inputs=("N", "D"))
+    with pytest.raises(DataError, match=r"candidate run 1: 'cost' is not a number \('cheap'\)"):
+        rank_runs(LAW, draws, text.assign(N=1e9, cost=["cheap", 1.0]), target)
 
 
 def test_other_forms_weigh_as_much_as_the_law_in_the_ensemble(fitted):
