@@ -71,6 +71,8 @@ class LawSearch:
     def fit(self, X, y, groups=None) -> "LawSearch":
         self.bootstrap_ = None
         X = _frame(X, "x")
+        if isinstance(y, pd.Series) and y.name in X.columns:
+            y = y.rename(None)  # computed from an input (2 + 30*X.N**-0.3 is named N): the target is "y"
         Y = _frame(y, "y")
         overlap = set(X.columns) & set(Y.columns)
         if overlap:

@@ -92,6 +92,7 @@ class DiscoveryPlan:
 def plan_discovery(data: pd.DataFrame, request: DiscoveryRequest) -> DiscoveryPlan:
     """Check the request against the data and resolve every default; DataError names the problem."""
     r = request
+    _check_limits(r)
     inputs, targets = list(r.inputs), list(r.targets)
     named = [*inputs, *targets, *([r.group] if r.group else []), *(r.axis or []),
              *([r.held_out.column] if r.held_out else [])]
@@ -116,6 +117,25 @@ def plan_discovery(data: pd.DataFrame, request: DiscoveryRequest) -> DiscoveryPl
                           seed=r.seed, patience=r.patience, workers=r.workers,
                           scheduler=r.scheduler).with_loss(r.loss)
     return DiscoveryPlan(problem, config, r.held_out)
+
+
+def _check_limits(r: DiscoveryRequest) -> None:
+    """Counts and limits a search can run with, before anything is read (a budget of -3 once searched
+    nothing and blamed the constant cap; a negative seed was a traceback from numpy)."""
+    def whole(value) -> bool:
+        return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+    if not whole(r.budget) or r.budget < 1:
+        raise DataError(f"the budget must be a whole number of candidate laws, at least 1 (got {r.budget!r})")
+    if not whole(r.max_constants) or r.max_constants < 1:
+        raise DataError(f"the constant cap must be a whole number, at least 1 (got {r.max_constants!r})")
+    if not whole(r.seed) or r.seed < 0:
+        raise DataError(f"the seed must be a whole number, 0 or more (got {r.seed!r})")
+    if r.patience is not None and (not whole(r.patience) or r.patience < 1):
+        raise DataError(f"patience must be a whole number of generations, at least 1 (got {r.patience!r})")
+    for name, value in (("work budget", r.work_budget), ("time limit", r.time_limit)):
+        if value is not None and not (isinstance(value, (int, float, np.number)) and np.isfinite(value) and value >= 0):
+            raise DataError(f"the {name} must be a finite number, 0 (no limit) or more (got {value!r})")
 
 
 def _check_loss(loss: str, y: np.ndarray, targets: Sequence[str]) -> None:

@@ -47,7 +47,8 @@ def read_csv(path: str | Path) -> pd.DataFrame:
     """A user CSV with errors that name the problem."""
     p = Path(path)
     if not p.is_file():
-        raise DataError(f"CSV file {str(path)!r} does not exist")
+        raise DataError(f"CSV file {str(path)!r} does not exist" if not p.exists() else
+                        f"CSV file {str(path)!r} is not a regular file")
     if p.stat().st_size > MAX_CSV_BYTES:
         raise DataError(f"CSV file is {p.stat().st_size} bytes, over the limit of {MAX_CSV_BYTES}")
     try:

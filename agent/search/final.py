@@ -21,7 +21,7 @@ class FinalLaw:
     inputs: tuple[str, ...]
     targets: tuple[str, ...]
     constants: dict[str, dict[str, float]]
-    validation: dict
+    validation: dict = field(default_factory=dict)  # the chosen candidate's (empty in a law written by hand)
     candidate_id: int | None = None
     n_constants: int = 0
     complexity: int = 0

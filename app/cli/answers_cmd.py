@@ -6,6 +6,7 @@ reads and writes the law JSON of ``sld discover --save`` and prints.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
@@ -20,6 +21,7 @@ from agent.problem import Problem, make_table
 from agent.search import FinalLaw
 from agent.uncertainty import Bootstrap, bootstrap, constant_intervals, interval as law_interval, laplace
 from app.cli import cli
+from app.services.laws import normalize_constants
 from app.services.uncertainty import stored_forms
 
 DEFAULT_LEVEL = 0.9
@@ -44,12 +46,19 @@ def bootstrap_payload(payload: dict, problem: Problem, train: pd.DataFrame, n: i
 def load_law_json(law: Path) -> tuple[dict, FinalLaw]:
     """(the JSON, the law) of a file written by ``sld discover --save``; DataError names what is wrong."""
     if not law.is_file():
-        raise DataError(f"law file {str(law)!r} does not exist")
+        raise DataError(f"law file {str(law)!r} does not exist" if not law.exists() else
+                        f"law file {str(law)!r} is not a regular file")
     try:
         payload = json.loads(law.read_text())
-        return payload, FinalLaw.from_dict(payload)
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        final = FinalLaw.from_dict(payload)
+    except json.JSONDecodeError as exc:
         raise DataError(f"{law.name} is not a law JSON from `sld discover`: {exc}") from None
+    except KeyError as exc:
+        raise DataError(f"{law.name} is not a law JSON from `sld discover`: it has no {exc.args[0]!r}") from None
+    except (TypeError, AttributeError) as exc:
+        raise DataError(f"{law.name} is not a law JSON from `sld discover`: {exc}") from None
+    # the law parses and every constant is a finite number, or the file is refused by name
+    return payload, replace(final, constants=normalize_constants(final.constants, final.law()))
 
 
 def _stored_bootstrap(payload: dict, source: str) -> Bootstrap:

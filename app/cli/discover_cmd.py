@@ -16,10 +16,9 @@ from agent.defaults import DEFAULT_BUDGET, DEFAULT_CAP, DEFAULT_TIME_LIMIT, DEFA
 from agent.errors import DataError
 from agent.fitting import LOSSES
 from agent.plan import DiscoveryRequest, plan_discovery
-from agent.search import FinalLaw
 from agent.search.proposers.mix import ProposerMix
 from app.cli import cli
-from app.cli.answers_cmd import add_intervals, bootstrap_payload
+from app.cli.answers_cmd import add_intervals, bootstrap_payload, load_law_json
 from app.discovery import discover, read_csv
 
 MAX_GROUPS_SHOWN = 12
@@ -199,14 +198,7 @@ def predict_cmd(
                              "where a new run would land (adds the runs' own noise)."),
 ):
     """Predict the law's targets at new points; prints the points with predictions as CSV."""
-    if not law.is_file():
-        raise DataError(f"law file {str(law)!r} does not exist")
-    try:
-        payload = json.loads(law.read_text())
-        final = FinalLaw.from_dict({k: payload[k] for k in
-                                    ("law", "inputs", "targets", "constants", "validation") if k in payload})
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise DataError(f"{law.name} is not a law JSON from `sld discover`: {exc}") from None
+    payload, final = load_law_json(law)
     points = read_csv(csv)
     group = payload.get("group")
     if group and group not in points.columns and len(final.constants) > 1:

@@ -39,6 +39,22 @@ def test_a_given_axis_cap_and_limits_are_kept_and_zero_means_no_limit(sweep):
     assert (c.budget, c.work_budget, c.time_limit, c.seed, c.patience) == (50, None, None, 4, 2)
 
 
+@pytest.mark.parametrize("limits, message", [
+    (dict(budget=0), r"the budget must be a whole number of candidate laws, at least 1 \(got 0\)"),
+    (dict(budget=-3), r"at least 1 \(got -3\)"),
+    (dict(budget=2.5), r"the budget must be a whole number"),
+    (dict(max_constants=0), r"the constant cap must be a whole number, at least 1"),
+    (dict(seed=-5), r"the seed must be a whole number, 0 or more \(got -5\)"),
+    (dict(patience=0), r"patience must be a whole number of generations"),
+    (dict(work_budget=-5.0), r"the work budget must be a finite number, 0 \(no limit\) or more"),
+    (dict(time_limit=float("nan")), r"the time limit must be a finite number"),
+])
+def test_limits_a_search_cannot_run_with_are_refused_by_name(sweep, limits, message):
+    """Once a budget of -3 searched nothing and blamed the constant cap, and a seed of -5 was a traceback."""
+    with pytest.raises(DataError, match=message):
+        plan_discovery(sweep, DiscoveryRequest(["N"], ["loss"], **limits))
+
+
 def test_held_out_rows_are_split_off_before_the_axis_is_chosen(sweep):
     # on the training rows alone D spans less than a decade, so it is no axis there
     plan = plan_discovery(sweep, DiscoveryRequest(["N", "D"], ["loss"], held_out=HeldOut("split", "test")))

@@ -82,6 +82,21 @@ def test_a_diverged_run_in_a_csv_is_named_not_searched(sld, tmp_path):
                           "column 'loss' holds 1e+308 (row 12)")
 
 
+def test_a_law_file_with_a_constant_that_is_not_a_number_is_refused_by_every_answer(sld, tmp_path):
+    law = {"law": ["loss = c0 + c1*N**(-a0)"], "inputs": ["N"], "targets": ["loss"],
+           "constants": {"all_data": {"c0": 1.7, "c1": float("nan"), "a0": 0.3}}}
+    (tmp_path / "law.json").write_text(json.dumps(law))
+    pd.DataFrame({"N": [1e10]}).to_csv(tmp_path / "points.csv", index=False)
+    assert_one_line_error(sld("predict", "--law", str(tmp_path / "law.json"), "--csv", str(tmp_path / "points.csv")),
+                          "constant 'c1' must be a finite number, not nan")
+    del law["inputs"]
+    (tmp_path / "law.json").write_text(json.dumps(law))
+    assert_one_line_error(sld("predict", "--law", str(tmp_path / "law.json"), "--csv", str(tmp_path / "points.csv")),
+                          "law.json is not a law JSON from `sld discover`: it has no 'inputs'")
+    assert_one_line_error(sld("predict", "--law", str(tmp_path), "--csv", str(tmp_path / "points.csv")),
+                          "is not a regular file")
+
+
 def test_a_law_that_does_not_parse(sld, tmp_path):
     spec = json.loads(sld("tasks", "show", "parallel_scaling_law", "--json").stdout)
     spec["human_law"]["lines"] = ["loss = (A / num_params)**alpha + E + __import__('os').system('x')"]

@@ -32,6 +32,17 @@ def test_fit_predict_and_the_equations_table(power_law_data):
     assert model.selection_["margin"] > 0 and model.selection_["close_finalists"] >= 1
 
 
+def test_a_target_computed_from_an_input_is_named_y_and_bad_limits_are_refused_by_name():
+    X = pd.DataFrame({"N": np.geomspace(1e6, 1e9, 10)})
+    y = 2 + 30 * X.N ** -0.3  # a Series that pandas names after N
+    model = LawSearch(budget=10, seed=0).fit(X, y)
+    assert model.best_.lines[0].startswith("y = ") and model.problem_.targets == ("y",)
+    with pytest.raises(DataError, match="column\\(s\\) N are both in X and y"):
+        LawSearch(budget=10).fit(X, y.to_frame())  # a table names its columns on purpose
+    with pytest.raises(DataError, match="the seed must be a whole number, 0 or more"):
+        LawSearch(budget=10, seed=-1).fit(X, y)
+
+
 def test_a_grouped_law_needs_groups_to_predict(power_law_data):
     model = LawSearch(axis=["N"], max_constants=4, budget=20, seed=0)
     model.fit(power_law_data[["N"]], power_law_data["loss"], groups=power_law_data["group"])
