@@ -22,6 +22,7 @@ from trainer import ServiceRefused
 from trainer.spec import TrainSpec
 
 RETRIES = 5  # a result survives a service restart of about a minute
+GONE = (404, 409)  # the point went stale and another trainer has it (409), or it no longer exists (404)
 
 
 class PointLost(Exception):
@@ -93,8 +94,8 @@ class TrainerWorker:
             beat.join()
         answer = self._call("POST", f"/sweeps/points/{point['id']}/result",
                             json={"worker_id": self.worker_id, "row": result.to_row()})
-        if answer.status_code == 409:
-            self.log(f"point {point['id']}: another trainer has it now; result dropped")
+        if answer.status_code in GONE:
+            self.log(f"point {point['id']}: another trainer has it now (or it was deleted); result dropped")
             return 0
         self.log(f"point {point['id']}: val loss {result.val_loss:.4f} in {result.seconds:.1f} s "
                  f"({result.tokens_per_s:,.0f} tokens/s)")
@@ -110,7 +111,7 @@ class TrainerWorker:
                 answer = self.client.post(f"/sweeps/points/{point_id}/heartbeat", json={"worker_id": self.worker_id})
             except httpx.TransportError:
                 continue  # the service is restarting; the next beat tries again
-            if answer.status_code == 409:
+            if answer.status_code in GONE:
                 lost.set()
                 return
 
@@ -120,7 +121,7 @@ class TrainerWorker:
             try:
                 answer = self.client.request(method, path, **kwargs)
                 if answer.status_code != 503:
-                    if answer.status_code >= 400 and answer.status_code != 409:
+                    if answer.status_code >= 400 and answer.status_code not in GONE:
                         raise ServiceRefused(f"{method} {path}: HTTP {answer.status_code}: {answer.text[:300]}")
                     return answer
             except httpx.TransportError:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, model_validator
+from pydantic import BaseModel, ConfigDict, model_validator
 
 T = TypeVar("T")
 
@@ -18,8 +18,11 @@ class RequestModel(BaseModel):
 
     Text with a NUL character (PostgreSQL cannot store it) and integers beyond a
     float's range (nothing downstream can compute with them) are refused with
-    the path to the value, before any field is validated.
+    the path to the value, before any field is validated.  A number field refuses NaN and infinity
+    as such ("should be a finite number"), not by a bound it happens to fail.
     """
+
+    model_config = ConfigDict(allow_inf_nan=False)
 
     @model_validator(mode="before")
     @classmethod

@@ -187,3 +187,14 @@ def test_a_run_on_rows_too_large_to_compute_with_is_refused_naming_the_column(cl
     r = client.post("/runs", json={"dataset_id": dataset_id, "inputs": ["N"], "targets": ["loss"]})
     assert_refused(client, r, "column 'N' holds 1e+308")
     assert client.get("/runs").json()["total"] == 0
+
+
+@pytest.mark.parametrize("path, body, message", [
+    ("/runs", b'{"dataset_id": 1, "inputs": ["N"], "targets": ["loss"], "time_limit": NaN}',
+     "time_limit: Input should be a finite number"),
+    ("/sweeps", b'{"n_params": [25000], "tokens": [250000], "lrs": [NaN]}', "lrs.0: Input should be a finite number"),
+    ("/sweeps", b'{"n_params": [25000], "tokens": [Infinity]}', "tokens.0: Input should be a finite number"),
+])
+def test_nan_and_infinity_in_a_number_field_are_named_as_such(client, path, body, message):
+    """Not by the bound they happen to fail ("lrs.0: Input should be less than 1" for a NaN)."""
+    assert_refused(client, client.post(path, content=body, headers=JSON), message)

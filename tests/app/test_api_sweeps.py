@@ -95,6 +95,9 @@ def test_a_trainer_that_lost_its_point_gets_409_and_writes_nothing(client):
     for path, body in [("heartbeat", {}), ("result", {"row": a_row()}), ("fail", {"error": "x"})]:
         r = client.post(f"/sweeps/points/{point['id']}/{path}", json={"worker_id": "not-the-owner", **body})
         assert r.status_code == 409 and "no longer owns point" in r.json()["detail"]
+        # a point that never existed is not a lost one
+        r = client.post(f"/sweeps/points/99999/{path}", json={"worker_id": "trainer-1", **body})
+        assert r.status_code == 404 and r.json()["detail"] == "sweep point 99999 not found"
 
 
 def test_a_row_without_the_trainers_columns_is_422(client):

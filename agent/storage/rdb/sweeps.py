@@ -107,6 +107,8 @@ class SweepVerbs:
             done = s.execute(update(p).where(p.id == point_id, p.worker_id == worker_id, p.state == "running",
                                              *self._owned(p.tenant))
                              .values(heartbeat_at=cv.now()).execution_options(synchronize_session=False))
+            if done.rowcount != 1:
+                self._point_exists(s, point_id)
             return done.rowcount == 1
 
     def finish_sweep_point(self, point_id: int, worker_id: str, row: pd.DataFrame) -> SweepPointRecord | None:
@@ -124,6 +126,7 @@ class SweepVerbs:
                                      result=cv.jsonable(batch.to_frame().to_dict("records")[0]))
                              .execution_options(synchronize_session=False))
             if done.rowcount != 1:
+                self._point_exists(s, point_id)
                 return None
             point = s.get(p, point_id)
             q = select(m.SweepRow).where(m.SweepRow.id == point.sweep_id)
@@ -145,10 +148,18 @@ class SweepVerbs:
             point = s.scalar(select(p).where(p.id == point_id, p.worker_id == worker_id, p.state == "running",
                                              *self._owned(p.tenant)))
             if point is None:
+                self._point_exists(s, point_id)
                 return None
             point.state = "failed" if point.attempts >= max_attempts else "queued"
             point.error, point.finished_at = error[:2000], cv.now() if point.state == "failed" else None
             return point_record(point)
+
+    def _point_exists(self, s, point_id: int) -> None:
+        """NotFoundError for a point id that names no point: a trainer that lost its point hears 409,
+        a request for one that never existed 404 (only asked after an update found nothing)."""
+        p = m.SweepPointRow
+        if s.scalar(select(p.id).where(p.id == point_id, *self._owned(p.tenant))) is None:
+            raise NotFoundError(f"sweep point {point_id} not found")
 
     def _sweep_row(self, s, sweep_id: int) -> m.SweepRow:
         row = s.scalar(select(m.SweepRow).where(m.SweepRow.id == sweep_id, *self._owned(m.SweepRow.tenant)))
