@@ -77,6 +77,10 @@ class LawSearch:
         overlap = set(X.columns) & set(Y.columns)
         if overlap:
             raise DataError(f"column(s) {', '.join(sorted(overlap))} are both in X and y")
+        lengths = {"X": len(X), "y": len(Y), **({"groups": len(groups)} if groups is not None else {})}
+        if len(set(lengths.values())) > 1:
+            raise DataError("X, y and groups need one row each per run: "
+                            + ", ".join(f"{name} has {n}" for name, n in lengths.items()))
         df = pd.concat([X.reset_index(drop=True), Y.reset_index(drop=True)], axis=1)
         if groups is not None:
             df[_GROUP] = np.asarray(groups).astype(str)

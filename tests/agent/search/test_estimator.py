@@ -41,6 +41,10 @@ def test_a_target_computed_from_an_input_is_named_y_and_bad_limits_are_refused_b
         LawSearch(budget=10).fit(X, y.to_frame())  # a table names its columns on purpose
     with pytest.raises(DataError, match="the seed must be a whole number, 0 or more"):
         LawSearch(budget=10, seed=-1).fit(X, y)
+    with pytest.raises(DataError, match="one row each per run: X has 10, y has 5"):
+        LawSearch(budget=10).fit(X, y[:5])  # not "5 missing values" in y
+    with pytest.raises(DataError, match="X has 10, y has 10, groups has 2"):
+        LawSearch(budget=10).fit(X, y, groups=["a", "b"])
 
 
 def test_a_grouped_law_needs_groups_to_predict(power_law_data):
