@@ -43,7 +43,7 @@ def bench(
     task: Optional[List[str]] = typer.Option(
         None, "--task", "-t", help="Only this task (repeatable; a name or a task spec .json). Default: all bundled tasks.",
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed for everything random (fit starts, the search)."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed for everything random (fit starts, the search)."),
     budget: Optional[int] = typer.Option(None, "--budget", help="Candidate laws per task (discovered/both)."),
     time_limit: Optional[float] = typer.Option(None, "--time-limit", help="Safety net: search seconds per task (discovered/both)."),
     work: Optional[float] = typer.Option(None, "--work", help="Search effort per task in model evaluations (reproducible; discovered/both)."),
@@ -58,7 +58,7 @@ def bench(
     family: Optional[List[str]] = typer.Option(None, "--family", help="With --suite: only this law family (repeatable)."),
     problem: Optional[List[str]] = typer.Option(None, "--problem", help="With --suite: only this problem (repeatable)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="With --suite: at most this many problems."),
-    data_seed: Optional[int] = typer.Option(None, "--data-seed", help="With --suite: draw the problems' constants "
+    data_seed: Optional[int] = typer.Option(None, "--data-seed", min=0, help="With --suite: draw the problems' constants "
                                             "and noise from this seed (default 0; --seed varies the search)."),
 ):
     """Score laws on the test split of each task (R², NMSE, NMAE; groups concatenated) and their mean.

@@ -46,7 +46,7 @@ def run_cmd(
     tokens: float = typer.Option(..., "--tokens", help="Tokens (bytes) to train on."),
     lr: Optional[float] = typer.Option(None, "--lr", help="Peak learning rate (default 3e-3*(96/d)^0.75)."),
     batch: int = typer.Option(8, "--batch"),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", min=0),
     device: str = typer.Option("auto", "--device", help="auto, cpu or cuda."),
     threads: int = typer.Option(1, "--threads", help="CPU threads for this run."),
     compile_model: bool = typer.Option(False, "--compile", help="torch.compile the model."),

@@ -124,3 +124,12 @@ def test_the_installed_command_prints_no_traceback(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1
     assert "Traceback" not in proc.stderr + proc.stdout
+
+
+@pytest.mark.parametrize("args", [("bench", "--suite", "synthetic", "--family", "saturating", "--seed", "-1"),
+                                  ("bench", "--suite", "synthetic", "--family", "saturating", "--data-seed", "-1"),
+                                  ("train", "run", "--params", "25000", "--tokens", "10000", "--seed", "-1")])
+def test_a_negative_seed_is_a_usage_error_not_a_numpy_traceback(sld, args):
+    result = sld(*args)
+    assert result.exit_code == 2 and "Traceback" not in result.stderr
+    assert "Invalid value for '--" in result.stderr and "greater than or equal to 0" in result.stderr
