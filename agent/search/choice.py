@@ -17,14 +17,16 @@ work against it, as PySR's ``model_selection`` names its policy:
    constants: on the development suite "fewest constants first" picked a
    2-constant power law that ignores an offset or a whole input (48 problems:
    the same 18 wins, but a median test NMSE 2.4x the oracle textbook form's
-   against 1.6x for "best score first").
+   against 1.6x for "best score first").  One exception, nesting: a form
+   whose extra constant vanishes into another close literature form over
+   the same inputs (a shift, a drift, a break: ``library.SPECIAL_CASES``)
+   gives way to it, since the tail could not tell that constant from zero.
 3. **The plain loss first.**  Of one form, a fit with the plain loss (log
    residuals for positive targets) is kept unless the robust fit wins by the margin.
 """
 from __future__ import annotations
 
 import math
-
 import re
 from typing import Callable, Sequence
 
@@ -34,7 +36,7 @@ from agent.errors import FitError, LawError
 from agent.expressions import parse_law
 from agent.fitting import predict
 from agent.problem import Problem, Table
-from agent.search.library import is_prior_shape
+from agent.search.library import is_prior_shape, special_case
 from agent.search.probes import FACTORS
 from agent.search.records import Candidate
 
@@ -111,7 +113,14 @@ def choose(candidates: Sequence[Candidate], margin: float, plain_loss: str, pref
             return (not is_prior(c), robust, -score[c.id], c.id)
         return (c.complexity, robust, -score[c.id], c.id)
 
-    return min(close, key=order), close
+    chosen = min(close, key=order)
+    while prefer_prior and (nested := special_case(chosen.meta.get("shape"))) is not None:
+        # a literature form whose extra constant the tail cannot justify gives way to the form it nests
+        simpler = [c for c in close if c.meta.get("shape") == nested]
+        if not simpler:
+            break
+        chosen = min(simpler, key=order)
+    return chosen, close
 
 
 def form_spread(chosen: Candidate, close: Sequence[Candidate], problem: Problem,

@@ -215,6 +215,25 @@ PRIOR_SHAPES = frozenset({
 })
 
 
+# What a literature form reduces to when its one extra constant vanishes (a shift k -> 0, a break
+# pushed beyond reach, a drift g -> 0, an outer exponent e -> 1, a cross term's coefficient -> 0):
+# the nested special case over the same inputs.  A floor is no such constant: without one a loss
+# law cannot level off, so the additive law never reduces to a pure power.
+SPECIAL_CASES = {
+    "shifted_power": "additive_power", "rational": "additive_power", "broken_power": "additive_power",
+    "drifting_exponent": "additive_power", "interacting_exponent": "additive_power",
+    "power_sum": "additive_power", "additive_with_cross": "additive_power",
+    "interacting_product": "multiplicative_power",
+}
+
+
+def special_case(label: str | None) -> str | None:
+    """The label of the form that a seed's form nests over the same inputs
+    (``shifted_power[N,D]`` -> ``additive_power[N,D]``); None when it nests none."""
+    family, bracket, inputs = (label or "").partition("[")
+    return f"{SPECIAL_CASES[family]}{bracket}{inputs}" if family in SPECIAL_CASES else None
+
+
 def is_prior_shape(label: str | None) -> bool:
     """Whether a seed's label (``shape[inputs]``, ``shape+variant[...]``, ``variant+shape[...]``)
     names one of the literature's forms."""
