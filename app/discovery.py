@@ -43,12 +43,17 @@ class DiscoveryResult:
         return out
 
 
-def read_csv(path: str | Path) -> pd.DataFrame:
-    """A user CSV with errors that name the problem."""
+def require_file(path: str | Path, what: str) -> Path:
+    """``path`` as a Path when it names a regular file; DataError saying which of the two it is not."""
     p = Path(path)
     if not p.is_file():
-        raise DataError(f"CSV file {str(path)!r} does not exist" if not p.exists() else
-                        f"CSV file {str(path)!r} is not a regular file")
+        raise DataError(f"{what} {str(path)!r} " + ("is not a regular file" if p.exists() else "does not exist"))
+    return p
+
+
+def read_csv(path: str | Path) -> pd.DataFrame:
+    """A user CSV with errors that name the problem."""
+    p = require_file(path, "CSV file")
     if p.stat().st_size > MAX_CSV_BYTES:
         raise DataError(f"CSV file is {p.stat().st_size} bytes, over the limit of {MAX_CSV_BYTES}")
     try:

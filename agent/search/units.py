@@ -91,8 +91,8 @@ def check_columns(problem: Problem, table: Table) -> None:
     columns = {**{x: table.X[x] for x in problem.inputs},
                **{t: table.y[:, j] for j, t in enumerate(problem.targets)}}
     for name, column in columns.items():
-        row = int(np.argmax(np.abs(column))) if column.size else 0
-        if column.size and abs(column[row]) > MAX_MAGNITUDE:
+        if column.size and np.max(np.abs(column)) > MAX_MAGNITUDE:
+            row = int(np.argmax(np.abs(column)))
             raise DataError(f"column {name!r} holds {column[row]:g} (row {row + 1}): values beyond "
                             f"{MAX_MAGNITUDE:g} in magnitude overflow any fit; drop the row (a diverged run?) "
                             "or rescale the column")

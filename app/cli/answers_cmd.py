@@ -21,6 +21,7 @@ from agent.problem import Problem, make_table
 from agent.search import FinalLaw
 from agent.uncertainty import Bootstrap, bootstrap, constant_intervals, interval as law_interval, laplace
 from app.cli import cli
+from app.discovery import require_file
 from app.services.laws import normalize_constants
 from app.services.uncertainty import stored_forms
 
@@ -45,18 +46,13 @@ def bootstrap_payload(payload: dict, problem: Problem, train: pd.DataFrame, n: i
 
 def load_law_json(law: Path) -> tuple[dict, FinalLaw]:
     """(the JSON, the law) of a file written by ``sld discover --save``; DataError names what is wrong."""
-    if not law.is_file():
-        raise DataError(f"law file {str(law)!r} does not exist" if not law.exists() else
-                        f"law file {str(law)!r} is not a regular file")
+    require_file(law, "law file")
     try:
         payload = json.loads(law.read_text())
         final = FinalLaw.from_dict(payload)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{law.name} is not a law JSON from `sld discover`: {exc}") from None
-    except KeyError as exc:
-        raise DataError(f"{law.name} is not a law JSON from `sld discover`: it has no {exc.args[0]!r}") from None
-    except (TypeError, AttributeError) as exc:
-        raise DataError(f"{law.name} is not a law JSON from `sld discover`: {exc}") from None
+    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+        reason = f"it has no {exc.args[0]!r}" if isinstance(exc, KeyError) else str(exc)
+        raise DataError(f"{law.name} is not a law JSON from `sld discover`: {reason}") from None
     # the law parses and every constant is a finite number, or the file is refused by name
     return payload, replace(final, constants=normalize_constants(final.constants, final.law()))
 
