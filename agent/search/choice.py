@@ -23,6 +23,12 @@ work against it, as PySR's ``model_selection`` names its policy:
    gives way to it, since the tail could not tell that constant from zero.
 3. **The plain loss first.**  Of one form, a fit with the plain loss (log
    residuals for positive targets) is kept unless the robust fit wins by the margin.
+4. **Units do not choose the law.**  A searched law whose family depends on
+   the reference scale of an input (``agent.search.covariance``: a term with no
+   coefficient of its own, ``log(N)**2`` alone) ranks ``reference_penalty``
+   decades lower: it saves a constant only by the coincidence of where the
+   reference sits.  Literature forms are exempt (their drift terms are the
+   literature's own choice of reference).
 """
 from __future__ import annotations
 
@@ -82,14 +88,18 @@ def is_prior(candidate: Candidate) -> bool:
 
 def choose(candidates: Sequence[Candidate], margin: float, plain_loss: str, prefer_prior: bool = False,
            score_of: Callable[[Candidate], float] | None = None,
-           error_of: Callable[[Candidate], float | None] | None = None) -> tuple[Candidate | None, list[Candidate]]:
+           error_of: Callable[[Candidate], float | None] | None = None,
+           reference_dependent: Callable[[Candidate], object] | None = None,
+           reference_penalty: float = 0.0) -> tuple[Candidate | None, list[Candidate]]:
     """The law to report and the finalists within the margin of the best (the close ones).
 
     Finalists are compared among themselves only: their careful fits make
     scores that the screening scores cannot be compared with.  ``score_of``
     ranks them (default: the search's score).  ``error_of``: the standard error
     of a score; the margin is then at least the best finalist's (the
-    one-standard-error rule).
+    one-standard-error rule).  ``reference_dependent``: whether a law's family
+    depends on an input's reference scale; such a law, unless a literature
+    form, ranks ``reference_penalty`` decades lower.
     """
     ok = [c for c in candidates if c.ok]
     finalists = [c for c in ok if c.finalist] or ok
@@ -98,7 +108,11 @@ def choose(candidates: Sequence[Candidate], margin: float, plain_loss: str, pref
     def rank_score(c: Candidate) -> float:
         value = c.score if score_of is None else score_of(c)
         # a score that is not a number (a validation fold whose targets are all equal) ranks last
-        return -math.inf if math.isnan(value) else value
+        if math.isnan(value):
+            return -math.inf
+        if reference_penalty and reference_dependent is not None and not is_prior(c) and reference_dependent(c):
+            value -= reference_penalty
+        return value
 
     score = {c.id: rank_score(c) for c in finalists}
     best = max(finalists, key=lambda c: (score[c.id], -c.id))

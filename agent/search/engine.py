@@ -17,12 +17,14 @@ import numpy as np
 import pandas as pd
 
 from agent.errors import FitError, LawError
+from agent.expressions import parse_law
 from agent.fitting import resolve_loss
 from agent.problem import Problem, Table, make_table
 from agent.search import asking, checkpoint
 from agent.search.choice import choose, finalist_pool, form_spread
 from agent.search.config import SearchConfig
 from agent.search.context import EvaluationContext
+from agent.search.covariance import reference_dependent_inputs
 from agent.search.failures import empty_search_message
 from agent.search.evaluate import plausible_near
 from agent.search.final import FinalLaw, refit_final
@@ -67,6 +69,7 @@ class Search:
         self.work = 0.0
         self.stop_reason: str | None = None  # set by step() when the run stops; frozen from then on
         self.refined = False
+        self._reference_checks: dict[int, tuple[str, ...]] = {}
         self._last_tell_seconds = 0.0  # how long slow proposers' replies may be waited for (config)
         self._evaluator = Evaluator(self.context, config.workers, config.scheduler)
 
@@ -155,7 +158,19 @@ class Search:
             return score_standard_error(c.validation, ordered)
 
         return choose(self.candidates, sel.parsimony_margin, resolve_loss("auto", self.table.y), sel.prefer_prior,
-                      score_of, error_of if sel.one_standard_error else None)
+                      score_of, error_of if sel.one_standard_error else None,
+                      self._reference_dependent, sel.reference_penalty)
+
+    def _reference_dependent(self, candidate: Candidate) -> tuple[str, ...]:
+        """The inputs whose reference scale the candidate's family depends on (once per candidate)."""
+        if candidate.id not in self._reference_checks:
+            try:
+                law = parse_law(candidate.lines, self.problem.inputs, self.problem.targets)
+                found = reference_dependent_inputs(law, candidate.constants, self.table)
+            except (LawError, FitError):
+                found = ()
+            self._reference_checks[candidate.id] = found
+        return self._reference_checks[candidate.id]
 
     def refine(self) -> list[Candidate]:
         """Re-score the best distinct laws as finalists, with careful fits and each loss (once per run).
@@ -214,6 +229,9 @@ class Search:
                     chosen, final = other, refit
                     break
         selection["spread"] = form_spread(chosen, close, self.problem, probes)
+        if dependent := self._reference_dependent(chosen):
+            # reported anyway (a literature form, or nothing close without it): say so
+            selection["reference_dependent"] = list(dependent)
         return replace(final, selection=selection, alternatives=self._alternatives(chosen, close, refits))
 
     def _plausible_near(self, final: FinalLaw, probes: Table) -> bool:

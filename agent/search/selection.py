@@ -35,6 +35,9 @@ class Selection:
     # the margin of the final choice is at least the standard error of the best finalist's score
     # (the one-standard-error rule of model selection): a short, noisy tail cannot rank laws closer
     one_standard_error: bool = True
+    # decades off the final score of a searched law whose family depends on an input's reference
+    # scale (choice.py, rule 4): the weight of one failed plausibility check
+    reference_penalty: float = 0.25
 
 
 def fold_weights(n_folds: int, ordered: bool) -> np.ndarray:

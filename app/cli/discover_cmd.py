@@ -186,6 +186,10 @@ def _report_selection(sel: dict, console: Console) -> None:
     if parts:
         line += "; their predictions spread " + ", ".join(parts) + " the largest axis value"
     console.print(line, highlight=False)
+    if sel.get("reference_dependent"):
+        console.print(f"[yellow]Note[/]: the law's form depends on the reference scale of "
+                      f"{', '.join(sel['reference_dependent'])} (its constants cannot absorb a change of units); "
+                      "nothing close to it was free of that", highlight=False)
 
 
 @cli.command("predict")

@@ -95,3 +95,15 @@ def test_predict_refuses_a_file_that_is_not_a_law(sld, tmp_path):
     pts.write_text("N\n1\n")
     result = sld("predict", "--law", str(bad), "--csv", str(pts))
     assert result.exit_code == 2 and "not a law JSON" in result.stderr
+
+
+def test_a_reported_law_tied_to_an_inputs_reference_scale_says_so():
+    from rich.console import Console
+
+    from app.cli.discover_cmd import _report_selection
+    console = Console(record=True, width=200)
+    _report_selection({"close_finalists": 1, "margin": 0.2, "reference_dependent": ["tokens"]}, console)
+    assert "depends on the reference scale of tokens" in console.export_text()
+    console = Console(record=True, width=200)
+    _report_selection({"close_finalists": 1, "margin": 0.2}, console)
+    assert "reference scale" not in console.export_text()

@@ -91,6 +91,23 @@ def test_a_literature_form_gives_way_to_the_close_form_it_nests_over_the_same_in
     assert choose([drifting, additive, pure], margin=0.2, plain_loss="log", prefer_prior=True)[0] is additive
 
 
+def test_a_searched_law_whose_family_depends_on_an_inputs_reference_ranks_lower():
+    """The allocation bench's grid 14: ``c0/N**a0 + c2 + (tokens/1e10)**(-a2)``, the data term with no
+    coefficient of its own, scored 0.23 decades above the additive law and put N* 30 % off (1.21x)."""
+    coincidence = cand(0, score=1.56, complexity=20, lines=("loss = c0/N**a0 + c2 + (D/1e10)**(-a2)",))
+    additive = cand(1, score=1.33, complexity=24, shape="additive_power[N,D]")
+    dependent = {0: True, 1: False}.__getitem__
+    def ask(penalty):
+        return choose([coincidence, additive], margin=0.2, plain_loss="log", prefer_prior=True,
+                      reference_dependent=lambda c: dependent(c.id), reference_penalty=penalty)[0]
+    assert ask(0.25) is additive
+    assert ask(0.0) is coincidence  # the rule removed
+    # a literature form is exempt (its drift terms fix a reference by the literature's own choice)
+    drift = cand(2, score=1.56, shape="drifting_exponent[N,D]")
+    assert choose([drift, additive], margin=0.2, plain_loss="log", prefer_prior=True,
+                  reference_dependent=lambda c: True, reference_penalty=0.25)[0] is drift
+
+
 def test_the_best_seed_of_each_literature_form_joins_the_best_distinct_laws_as_finalists():
     searched = [cand(i, score=3.0 - 0.1 * i, finalist=False) for i in range(5)]
     chinchilla = [cand(10, score=2.65, finalist=False, shape="additive_power[N,D]"),

@@ -123,6 +123,17 @@ def test_the_other_close_finalists_are_kept_refitted_on_all_rows_for_form_uncert
         assert np.all(np.isfinite(pred)) and np.median(np.abs(pred / table.y - 1)) < 0.1
 
 
+def test_the_final_choice_judges_reference_dependence_on_the_laws_in_user_units(reference):
+    """Rule 4 of the choice (test_choice.py): laws and constants are the user's, so is the table."""
+    search = reference
+    chosen = search.chosen()
+    assert search._reference_dependent(chosen) == () and "reference_dependent" not in search.final.selection
+    constants = {g: {"c0": 1.5, "a0": 0.3} for g in ("small", "large")}
+    pinned = dataclasses.replace(chosen, id=10_000, lines=("loss = c0 + (N/3.2e+07)**(-a0)",), constants=constants)
+    assert search._reference_dependent(pinned) == ("N",)
+    del search._reference_checks[pinned.id]
+
+
 def test_a_chosen_law_whose_final_refit_blows_up_near_the_data_gives_way_to_the_next_close_finalist(
         reference, monkeypatch):
     """The probes screened fold 0's constants; the refit on every row is probed too (at 2x-4x)."""
