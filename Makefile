@@ -5,6 +5,10 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 EXTRAS ?= test,train
+# The llm-local extra builds llama.cpp from source. A -march=native build on a CPU with AMX tiles
+# segfaults in its first decode where the sandbox does not grant them (measured on a Sapphire Rapids
+# VM: SmolLM2 crashed the server with SIGSEGV); a portable build runs everywhere.
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
 .PHONY: run test install bench clean
 
