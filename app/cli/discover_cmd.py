@@ -188,8 +188,8 @@ def _report_selection(sel: dict, console: Console) -> None:
     console.print(line, highlight=False)
     if sel.get("reference_dependent"):
         console.print(f"[yellow]Note[/]: the law's form depends on the reference scale of "
-                      f"{', '.join(sel['reference_dependent'])} (its constants cannot absorb a change of units); "
-                      "nothing close to it was free of that", highlight=False)
+                      f"{', '.join(sel['reference_dependent'])} (its constants cannot absorb a change of units): "
+                      "a literature form written so, or nothing close to it was free of that", highlight=False)
 
 
 @cli.command("predict")
