@@ -46,8 +46,8 @@ from agent.search.library import is_prior_shape, special_case
 from agent.search.probes import FACTORS
 from agent.search.records import Candidate
 
-SPREAD_FACTORS = (2.0, 4.0, 10.0)
-PRIOR_WITHIN = 0.5  # decades of screening score behind the best within which prior forms are finalists  # reported spread of the close finalists' predictions
+SPREAD_FACTORS = (2.0, 4.0, 10.0)  # where the spread of the close finalists' predictions is reported
+PRIOR_WITHIN = 0.5  # decades of screening score behind the best within which prior forms are finalists
 
 
 def finalist_pool(candidates: Sequence[Candidate], n_best: int, with_prior: bool,
