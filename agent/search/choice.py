@@ -25,10 +25,13 @@ work against it, as PySR's ``model_selection`` names its policy:
    residuals for positive targets) is kept unless the robust fit wins by the margin.
 4. **Units do not choose the law.**  A searched law whose family depends on
    the reference scale of an input (``agent.search.covariance``: a term with no
-   coefficient of its own, ``log(N)**2`` alone) ranks ``reference_penalty``
-   decades lower: it saves a constant only by the coincidence of where the
-   reference sits.  Literature forms are exempt (their drift terms are the
-   literature's own choice of reference).
+   coefficient of its own, ``log(N)**2`` alone, a sigmoid centred on the
+   reference) is not reported while a finalist free of that is there: the
+   reference is sld's choice, not the data's, and such a law saves a constant
+   only by the coincidence of where it sits (a finite ``reference_penalty``
+   ranks it that many decades lower instead).  Literature forms are exempt
+   (their drift terms are the literature's own choice of reference), and the
+   finalist pool measures them against the best law the choice can report.
 """
 from __future__ import annotations
 
@@ -51,11 +54,15 @@ PRIOR_WITHIN = 0.5  # decades of screening score behind the best within which pr
 
 
 def finalist_pool(candidates: Sequence[Candidate], n_best: int, with_prior: bool,
-                  prior_within: float = PRIOR_WITHIN) -> list[Candidate]:
+                  prior_within: float = PRIOR_WITHIN,
+                  excluded: Callable[[Candidate], object] | None = None) -> list[Candidate]:
     """The best ``n_best`` distinct laws by screening score, then the best seed of each prior form
     that screened within ``prior_within`` decades of the best (a form further behind cannot come
-    close with a careful fit, and each finalist costs as much as dozens of screened laws)."""
+    close with a careful fit, and each finalist costs as much as dozens of screened laws).
+    ``excluded``: laws the final choice will not report while another is there (rule 4); the best
+    is then the best of the others."""
     ranked = sorted((c for c in candidates if c.ok and not c.finalist), key=lambda c: (-c.score, c.id))
+    reportable = ranked if excluded is None else [c for c in ranked if is_prior(c) or not excluded(c)]
     pool, seen = [], set()
     for c in ranked:
         if len(pool) >= n_best:
@@ -74,7 +81,7 @@ def finalist_pool(candidates: Sequence[Candidate], n_best: int, with_prior: bool
             family = re.sub(r"_\d+$", "", label.split("[", 1)[0])
             if family in shapes or c.canonical in seen or c.validation.get("implausibility", 0) > 0:
                 continue
-            if c.score < ranked[0].score - prior_within:
+            if c.score < (reportable or ranked)[0].score - prior_within:
                 break
             shapes.add(family)
             seen.add(c.canonical)
@@ -99,12 +106,18 @@ def choose(candidates: Sequence[Candidate], margin: float, plain_loss: str, pref
     of a score; the margin is then at least the best finalist's (the
     one-standard-error rule).  ``reference_dependent``: whether a law's family
     depends on an input's reference scale; such a law, unless a literature
-    form, ranks ``reference_penalty`` decades lower.
+    form, ranks ``reference_penalty`` decades lower, or with an infinite
+    penalty is reported only when every finalist is such a law.
     """
     ok = [c for c in candidates if c.ok]
     finalists = [c for c in ok if c.finalist] or ok
     if not finalists:
         return None, []
+    if reference_dependent is not None and math.isinf(reference_penalty):
+        # an infinite penalty excludes: a law tied to the reference is reported only when every finalist is
+        free = [c for c in finalists if is_prior(c) or not reference_dependent(c)]
+        finalists, reference_penalty = free or finalists, 0.0
+
     def rank_score(c: Candidate) -> float:
         value = c.score if score_of is None else score_of(c)
         # a score that is not a number (a validation fold whose targets are all equal) ranks last

@@ -32,22 +32,29 @@ STEP = 1e-5        # relative step of the input's rescaling
 
 
 def reference_dependent_inputs(law: Law, constants: dict[str, dict[str, float]], table: Table) -> tuple[str, ...]:
-    """The inputs whose rescaling the law's constants cannot absorb, judged on the rows of the group with
-    the most rows at that group's constants (empty when nothing can be judged: non-finite values, no rows)."""
-    names = [g for g in table.group_names if g in constants]
+    """The inputs whose rescaling the law's constants cannot absorb in some group, each group judged on
+    its own rows at its own constants (empty when nothing can be judged: non-finite values, no rows).
+
+    Every group is judged, not one: a fit can hide the dependence where it is degenerate (a term
+    ``tanh(x**p)`` fitted with p in the thousands is a step over one group's rows, and a step does not
+    move with a small rescaling), while another group's fit of the same law shows it.
+    """
+    names = [g for g in table.group_names if g in constants and all(c in constants[g] for c in law.constants)]
     if not names or not law.constants:
         return ()
-    counts = {g: int(np.sum(table.groups == g)) for g in names}
-    group = max(names, key=lambda g: (counts[g], g))
-    rows = table.take(np.flatnonzero(table.groups == group))
-    values = constants[group]
-    if any(c not in values for c in law.constants):
-        return ()
+    used = {s.name for e in law.expressions for s in e.free_symbols}
+    dependent: set[str] = set()
+    for group in names:
+        rows = table.take(np.flatnonzero(table.groups == group))
+        dependent |= set(_dependent_in_group(law, constants[group], rows, used))
+    return tuple(name for name in law.inputs if name in dependent)
+
+
+def _dependent_in_group(law: Law, values: dict[str, float], rows: Table, used: set[str]) -> list[str]:
     args = [float(values[c]) for c in law.constants]
     jac = _constant_jacobian(law, rows.X, args, len(rows))
     if jac is None:
-        return ()
-    used = {s.name for e in law.expressions for s in e.free_symbols}
+        return []
     dependent = []
     for name in law.inputs:
         if name not in used:
@@ -61,7 +68,7 @@ def reference_dependent_inputs(law: Law, constants: dict[str, dict[str, float]],
         beta, *_ = np.linalg.lstsq(jac, direction, rcond=None)
         if np.linalg.norm(direction - jac @ beta) > TOLERANCE * norm:
             dependent.append(name)
-    return tuple(dependent)
+    return dependent
 
 
 def _constant_jacobian(law: Law, X: dict[str, np.ndarray], args: list[float], n: int) -> np.ndarray | None:

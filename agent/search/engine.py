@@ -9,6 +9,7 @@ to exactly the candidates an uninterrupted run would produce.
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import replace
 from typing import Sequence
@@ -159,7 +160,8 @@ class Search:
 
         return choose(self.candidates, sel.parsimony_margin, resolve_loss("auto", self.table.y), sel.prefer_prior,
                       score_of, error_of if sel.one_standard_error else None,
-                      self._reference_dependent, sel.reference_penalty)
+                      self._reference_dependent,
+                      math.inf if sel.exclude_reference_dependent else sel.reference_penalty)
 
     def _reference_dependent(self, candidate: Candidate) -> tuple[str, ...]:
         """The inputs whose reference scale the candidate's family depends on (once per candidate)."""
@@ -190,7 +192,9 @@ class Search:
         positive = bool(np.all(self.table.y > 0))
         losses = list(dict.fromkeys(resolve_loss(loss, self.table.y) for loss in self.config.finalist_losses
                                     if positive or loss in ("auto", "lsq")))
-        best = finalist_pool(self.candidates, self.config.finalists, self.config.selection.prior_finalists)
+        sel = self.config.selection
+        excluded = self._reference_dependent if sel.exclude_reference_dependent else None
+        best = finalist_pool(self.candidates, self.config.finalists, sel.prior_finalists, excluded=excluded)
         proposals = [Proposal(c.lines, f"finalist:{loss}", (c.id,),
                               {"island": c.island, "fit_loss": loss,
                                **({"shape": c.meta["shape"]} if c.meta.get("shape") else {})}, kind=FINALIST)
@@ -230,7 +234,7 @@ class Search:
                     break
         selection["spread"] = form_spread(chosen, close, self.problem, probes)
         if dependent := self._reference_dependent(chosen):
-            # reported anyway (a literature form, or nothing close without it): say so
+            # reported anyway (a literature form, or no finalist was free of it): say so
             selection["reference_dependent"] = list(dependent)
         return replace(final, selection=selection, alternatives=self._alternatives(chosen, close, refits))
 

@@ -35,8 +35,11 @@ class Selection:
     # the margin of the final choice is at least the standard error of the best finalist's score
     # (the one-standard-error rule of model selection): a short, noisy tail cannot rank laws closer
     one_standard_error: bool = True
-    # decades off the final score of a searched law whose family depends on an input's reference
-    # scale (choice.py, rule 4): the weight of one failed plausibility check
+    # a searched law whose family depends on an input's reference scale (choice.py, rule 4) is reported
+    # only when every finalist is one.  Ranked reference_penalty decades lower instead (0.25, the weight
+    # of one failed plausibility check), the README's own sweep, E + A*N**-0.3, came back as
+    # c0 + c1*tanh(log(N/3.2e7)) + c2*N**-a2 on two search seeds of three
+    exclude_reference_dependent: bool = True
     reference_penalty: float = 0.25
 
 

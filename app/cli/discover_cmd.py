@@ -189,7 +189,7 @@ def _report_selection(sel: dict, console: Console) -> None:
     if sel.get("reference_dependent"):
         console.print(f"[yellow]Note[/]: the law's form depends on the reference scale of "
                       f"{', '.join(sel['reference_dependent'])} (its constants cannot absorb a change of units): "
-                      "a literature form written so, or nothing close to it was free of that", highlight=False)
+                      "a literature form written so, or no finalist was free of that", highlight=False)
 
 
 @cli.command("predict")

@@ -108,6 +108,33 @@ def test_a_searched_law_whose_family_depends_on_an_inputs_reference_ranks_lower(
                   reference_dependent=lambda c: True, reference_penalty=0.25)[0] is drift
 
 
+def test_an_infinite_reference_penalty_reports_a_law_tied_to_the_reference_only_when_all_are():
+    """The README's own sweep, ``E + A*N**-0.3`` in two groups: ``c0 + c1*tanh(log(N/3.2e7)) + c2*N**-a2``
+    scored 0.55 decades above the power law on a 4-row tail.  Its sigmoid is centred on sld's reference."""
+    tanh_step = cand(0, score=2.46, complexity=18, lines=("loss = c0 + c1*tanh(log(N/3.2e7)) + c2*N**(-a2)",))
+    power = cand(1, score=1.90, complexity=11, shape="additive_power[N]")
+    other = cand(2, score=1.70, complexity=14, lines=("loss = c0 + c1*exp(-k*N**a0)",))
+    dependent = {0: True, 1: False, 2: False}.__getitem__
+    def ask(finalists, penalty=float("inf")):
+        return choose(finalists, margin=0.2, plain_loss="log", prefer_prior=True,
+                      reference_dependent=lambda c: dependent(c.id), reference_penalty=penalty)
+    chosen, close = ask([tanh_step, power, other])
+    assert chosen is power and [c.id for c in close] == [1, 2]  # the excluded law is not a close one
+    assert ask([tanh_step, power, other], penalty=0.25)[0] is tanh_step  # a mere penalty is outscored
+    assert ask([tanh_step, other])[0] is other                          # any law free of it is reported
+    assert ask([tanh_step])[0] is tanh_step                             # ... and one is reported anyway
+
+
+def test_the_literature_forms_join_the_finalists_behind_the_best_law_that_can_be_reported():
+    """Where the best screened laws are all tied to a reference, the prior forms are measured against the
+    best of the others, or the choice that excludes those laws would have nothing to report."""
+    tied = [cand(i, score=3.0 - 0.1 * i, finalist=False) for i in range(3)]
+    power = cand(10, score=2.2, finalist=False, shape="additive_power[N]")  # 0.8 behind the best
+    assert [c.id for c in finalist_pool(tied + [power], n_best=3, with_prior=True)] == [0, 1, 2]
+    pool = finalist_pool(tied + [power], n_best=3, with_prior=True, excluded=lambda c: c.id < 10)
+    assert [c.id for c in pool] == [0, 1, 2, 10]
+
+
 def test_the_best_seed_of_each_literature_form_joins_the_best_distinct_laws_as_finalists():
     searched = [cand(i, score=3.0 - 0.1 * i, finalist=False) for i in range(5)]
     chinchilla = [cand(10, score=2.65, finalist=False, shape="additive_power[N,D]"),

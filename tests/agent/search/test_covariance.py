@@ -48,3 +48,16 @@ def test_nothing_is_judged_where_the_law_cannot_be_evaluated():
     assert dependent("loss = c0 + c1*(N/1e8)**(-a0) + (D/1e10)**(-a1)", c0=2, c1=np.nan, a0=.3, a1=.3) == ()
     assert reference_dependent_inputs(parse_law("loss = c0 + (D/1e10)**(-a1)", ("N", "D"), ("loss",)),
                                       {"other": {"c0": 1.0, "a1": .3}}, TABLE) == ()
+
+
+def test_every_group_is_judged_for_a_fit_can_hide_the_dependence_in_one():
+    """``tanh(N**p)`` is 0.76 at N's reference whatever p is.  Fitted with p = 1.4 it shows that; fitted with
+    p = 1300 it is a step over the rows, which no small rescaling moves.  The law is the same law."""
+    law = parse_law("loss = c0 + c1*tanh((N/1e8)**p) + c2*(D/1e10)**(-a1)", ("N", "D"), ("loss",))
+    table = Table({"N": np.concatenate([N, N]), "D": np.concatenate([D, D])}, np.ones((80, 1)),
+                  np.array(["a_shows"] * 40 + ["b_hides"] * 40, dtype=object))
+    shows = dict(c0=2.0, c1=-0.05, p=1.4, c2=0.7, a1=0.3)
+    hides = dict(c0=2.0, c1=-0.05, p=1300.0, c2=0.7, a1=0.3)
+    assert reference_dependent_inputs(law, {"b_hides": hides}, table) == ()
+    assert reference_dependent_inputs(law, {"a_shows": shows}, table) == ("N",)
+    assert reference_dependent_inputs(law, {"a_shows": shows, "b_hides": hides}, table) == ("N",)
