@@ -62,7 +62,8 @@ def finalist_pool(candidates: Sequence[Candidate], n_best: int, with_prior: bool
     ``excluded``: laws the final choice will not report while another is there (rule 4); the best
     is then the best of the others."""
     ranked = sorted((c for c in candidates if c.ok and not c.finalist), key=lambda c: (-c.score, c.id))
-    reportable = ranked if excluded is None else [c for c in ranked if is_prior(c) or not excluded(c)]
+    # the best law the choice can report (checked lazily: each check parses the law and differentiates it)
+    reportable = next((c for c in ranked if excluded is None or is_prior(c) or not excluded(c)), None)
     pool, seen = [], set()
     for c in ranked:
         if len(pool) >= n_best:
@@ -81,7 +82,7 @@ def finalist_pool(candidates: Sequence[Candidate], n_best: int, with_prior: bool
             family = re.sub(r"_\d+$", "", label.split("[", 1)[0])
             if family in shapes or c.canonical in seen or c.validation.get("implausibility", 0) > 0:
                 continue
-            if c.score < (reportable or ranked)[0].score - prior_within:
+            if c.score < (reportable or ranked[0]).score - prior_within:
                 break
             shapes.add(family)
             seen.add(c.canonical)
