@@ -28,15 +28,19 @@ work against it, as PySR's ``model_selection`` names its policy:
    coefficient of its own, ``log(N)**2`` alone, a sigmoid centred on the
    reference) is not reported while a finalist free of that is there: the
    reference is sld's choice, not the data's, and such a law saves a constant
-   only by the coincidence of where it sits (a finite ``reference_penalty``
-   ranks it that many decades lower instead).  Literature forms are exempt
+   only by the coincidence of where it sits (``ReferenceRule(exclude=False)``
+   ranks it ``penalty`` decades lower instead).  Literature forms are exempt
    (their drift terms are the literature's own choice of reference), and the
    finalist pool measures them against the best law the choice can report.
+
+Last, a law is reported as the literature writes it: ``exp(b*log N)`` fitted
+alike as ``N**b`` is reported as the power law (``library.WRITTEN_AS``).
 """
 from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
@@ -45,12 +49,13 @@ from agent.errors import FitError, LawError
 from agent.expressions import parse_law
 from agent.fitting import predict
 from agent.problem import Problem, Table
-from agent.search.library import is_prior_shape, special_case
+from agent.search.library import is_prior_shape, plain_writings, special_case
 from agent.search.probes import FACTORS
 from agent.search.records import Candidate
 
 SPREAD_FACTORS = (2.0, 4.0, 10.0)  # where the spread of the close finalists' predictions is reported
 PRIOR_WITHIN = 0.5  # decades of screening score behind the best within which prior forms are finalists
+SAME_FIT = 1e-4     # relative difference of fold errors below which two writings of one law fit alike
 
 
 def finalist_pool(candidates: Sequence[Candidate], n_best: int, with_prior: bool,
@@ -94,38 +99,46 @@ def is_prior(candidate: Candidate) -> bool:
     return is_prior_shape(candidate.meta.get("shape"))
 
 
+@dataclass(frozen=True)
+class ReferenceRule:
+    """Rule 4: ``dependent`` says whether a law's family depends on an input's reference scale
+    (``covariance.reference_dependent_inputs``).  Such a searched law is reported only when every
+    finalist is one (``exclude``), or else ranks ``penalty`` decades lower."""
+    dependent: Callable[[Candidate], object]
+    exclude: bool = True
+    penalty: float = 0.25
+
+    def tied(self, candidate: Candidate) -> bool:
+        return not is_prior(candidate) and bool(self.dependent(candidate))
+
+
 def choose(candidates: Sequence[Candidate], margin: float, plain_loss: str, prefer_prior: bool = False,
            score_of: Callable[[Candidate], float] | None = None,
            error_of: Callable[[Candidate], float | None] | None = None,
-           reference_dependent: Callable[[Candidate], object] | None = None,
-           reference_penalty: float = 0.0) -> tuple[Candidate | None, list[Candidate]]:
+           reference: ReferenceRule | None = None) -> tuple[Candidate | None, list[Candidate]]:
     """The law to report and the finalists within the margin of the best (the close ones).
 
     Finalists are compared among themselves only: their careful fits make
     scores that the screening scores cannot be compared with.  ``score_of``
     ranks them (default: the search's score).  ``error_of``: the standard error
     of a score; the margin is then at least the best finalist's (the
-    one-standard-error rule).  ``reference_dependent``: whether a law's family
-    depends on an input's reference scale; such a law, unless a literature
-    form, ranks ``reference_penalty`` decades lower, or with an infinite
-    penalty is reported only when every finalist is such a law.
+    one-standard-error rule).  ``reference``: rule 4.
     """
     ok = [c for c in candidates if c.ok]
     finalists = [c for c in ok if c.finalist] or ok
     if not finalists:
         return None, []
-    if reference_dependent is not None and math.isinf(reference_penalty):
-        # an infinite penalty excludes: a law tied to the reference is reported only when every finalist is
-        free = [c for c in finalists if is_prior(c) or not reference_dependent(c)]
-        finalists, reference_penalty = free or finalists, 0.0
+    penalty = 0.0 if reference is None or reference.exclude else reference.penalty
+    if reference is not None and reference.exclude:
+        finalists = [c for c in finalists if not reference.tied(c)] or finalists
 
     def rank_score(c: Candidate) -> float:
         value = c.score if score_of is None else score_of(c)
         # a score that is not a number (a validation fold whose targets are all equal) ranks last
         if math.isnan(value):
             return -math.inf
-        if reference_penalty and reference_dependent is not None and not is_prior(c) and reference_dependent(c):
-            value -= reference_penalty
+        if penalty and reference.tied(c):
+            value -= penalty
         return value
 
     score = {c.id: rank_score(c) for c in finalists}
@@ -148,7 +161,22 @@ def choose(candidates: Sequence[Candidate], margin: float, plain_loss: str, pref
         if not simpler:
             break
         chosen = min(simpler, key=order)
-    return chosen, close
+    return _plain_writing(chosen, close, order), close
+
+
+def _plain_writing(chosen: Candidate, close: Sequence[Candidate], order: Callable) -> Candidate:
+    """The same law in the power law's writing (``c0 + c1*exp(b0*log(N))`` is ``c1 + c0*N**-a0``) when a
+    close finalist writes it so and its fit reached the same errors on every fold."""
+    labels = set(plain_writings(chosen.meta.get("shape")))
+    errors = chosen.validation.get("fold_nmse")
+    if not labels or not errors:
+        return chosen
+    def fits_alike(c: Candidate) -> bool:
+        other = c.validation.get("fold_nmse") or ()
+        return len(other) == len(errors) and bool(np.allclose(other, errors, rtol=SAME_FIT, atol=0.0))
+
+    same = [c for c in close if c.meta.get("shape") in labels and fits_alike(c)]
+    return min(same, key=order) if same else chosen
 
 
 def form_spread(chosen: Candidate, close: Sequence[Candidate], problem: Problem,

@@ -43,22 +43,25 @@ def reference_dependent_inputs(law: Law, constants: dict[str, dict[str, float]],
     if not names or not law.constants:
         return ()
     used = {s.name for e in law.expressions for s in e.free_symbols}
+    undecided = [name for name in law.inputs if name in used]
     dependent: set[str] = set()
     for group in names:
         rows = table.take(np.flatnonzero(table.groups == group))
-        dependent |= set(_dependent_in_group(law, constants[group], rows, used))
+        dependent |= set(_dependent_in_group(law, constants[group], rows, undecided))
+        undecided = [name for name in undecided if name not in dependent]
+        if not undecided:
+            break  # every input is named: the other groups cannot add one
     return tuple(name for name in law.inputs if name in dependent)
 
 
-def _dependent_in_group(law: Law, values: dict[str, float], rows: Table, used: set[str]) -> list[str]:
+def _dependent_in_group(law: Law, values: dict[str, float], rows: Table, inputs: list[str]) -> list[str]:
+    """Which of ``inputs`` this group's constants cannot absorb a rescaling of."""
     args = [float(values[c]) for c in law.constants]
     jac = _constant_jacobian(law, rows.X, args, len(rows))
     if jac is None:
         return []
     dependent = []
-    for name in law.inputs:
-        if name not in used:
-            continue
+    for name in inputs:
         direction = _rescaling_direction(law, rows.X, values, name)
         if direction is None:
             continue

@@ -9,7 +9,6 @@ to exactly the candidates an uninterrupted run would produce.
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import replace
 from typing import Sequence
@@ -22,7 +21,7 @@ from agent.expressions import parse_law
 from agent.fitting import resolve_loss
 from agent.problem import Problem, Table, make_table
 from agent.search import asking, checkpoint
-from agent.search.choice import choose, finalist_pool, form_spread
+from agent.search.choice import ReferenceRule, choose, finalist_pool, form_spread
 from agent.search.config import SearchConfig
 from agent.search.context import EvaluationContext
 from agent.search.covariance import reference_dependent_inputs

@@ -227,6 +227,20 @@ SPECIAL_CASES = {
 }
 
 
+# Forms that are another form written through exp and log (exp(b*log N) is N**b): over the same
+# inputs the offset form is the multiplicative power law (with one input, the additive one) and the
+# bare form the pure power law.  Both writings are seeded, since over proportions alone only the
+# exp writing exists; where both fit alike, the power law's writing is the one reported.
+WRITTEN_AS = {"offset_exp_linear": ("multiplicative_power", "additive_power"), "exp_log_linear": ("pure_power",)}
+
+
+def plain_writings(label: str | None) -> tuple[str, ...]:
+    """The labels of the forms that a seed's form writes differently over the same inputs
+    (``offset_exp_linear[N]`` -> ``multiplicative_power[N]``, ``additive_power[N]``)."""
+    family, bracket, inputs = (label or "").partition("[")
+    return tuple(f"{alt}{bracket}{inputs}" for alt in WRITTEN_AS.get(family, ()))
+
+
 def special_case(label: str | None) -> str | None:
     """The label of the form that a seed's form nests over the same inputs
     (``shifted_power[N,D]`` -> ``additive_power[N,D]``); None when it nests none."""

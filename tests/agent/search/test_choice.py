@@ -2,7 +2,7 @@
 import numpy as np
 
 from agent.problem import Problem, Table
-from agent.search.choice import choose, finalist_pool, form_spread
+from agent.search.choice import ReferenceRule, choose, finalist_pool, form_spread
 from agent.search.probes import FACTORS
 from agent.search.records import Candidate
 
@@ -98,31 +98,54 @@ def test_a_searched_law_whose_family_depends_on_an_inputs_reference_ranks_lower(
     additive = cand(1, score=1.33, complexity=24, shape="additive_power[N,D]")
     dependent = {0: True, 1: False}.__getitem__
     def ask(penalty):
-        return choose([coincidence, additive], margin=0.2, plain_loss="log", prefer_prior=True,
-                      reference_dependent=lambda c: dependent(c.id), reference_penalty=penalty)[0]
+        rule = ReferenceRule(lambda c: dependent(c.id), exclude=False, penalty=penalty)
+        return choose([coincidence, additive], margin=0.2, plain_loss="log", prefer_prior=True, reference=rule)[0]
     assert ask(0.25) is additive
     assert ask(0.0) is coincidence  # the rule removed
     # a literature form is exempt (its drift terms fix a reference by the literature's own choice)
     drift = cand(2, score=1.56, shape="drifting_exponent[N,D]")
-    assert choose([drift, additive], margin=0.2, plain_loss="log", prefer_prior=True,
-                  reference_dependent=lambda c: True, reference_penalty=0.25)[0] is drift
+    for exclude in (False, True):
+        assert choose([drift, additive], margin=0.2, plain_loss="log", prefer_prior=True,
+                      reference=ReferenceRule(lambda c: True, exclude=exclude))[0] is drift
 
 
-def test_an_infinite_reference_penalty_reports_a_law_tied_to_the_reference_only_when_all_are():
+def test_a_law_tied_to_the_reference_is_reported_only_when_all_finalists_are():
     """The README's own sweep, ``E + A*N**-0.3`` in two groups: ``c0 + c1*tanh(log(N/3.2e7)) + c2*N**-a2``
     scored 0.55 decades above the power law on a 4-row tail.  Its sigmoid is centred on sld's reference."""
     tanh_step = cand(0, score=2.46, complexity=18, lines=("loss = c0 + c1*tanh(log(N/3.2e7)) + c2*N**(-a2)",))
     power = cand(1, score=1.90, complexity=11, shape="additive_power[N]")
     other = cand(2, score=1.70, complexity=14, lines=("loss = c0 + c1*exp(-k*N**a0)",))
     dependent = {0: True, 1: False, 2: False}.__getitem__
-    def ask(finalists, penalty=float("inf")):
+    def ask(finalists, exclude=True):
         return choose(finalists, margin=0.2, plain_loss="log", prefer_prior=True,
-                      reference_dependent=lambda c: dependent(c.id), reference_penalty=penalty)
+                      reference=ReferenceRule(lambda c: dependent(c.id), exclude=exclude, penalty=0.25))
     chosen, close = ask([tanh_step, power, other])
     assert chosen is power and [c.id for c in close] == [1, 2]  # the excluded law is not a close one
-    assert ask([tanh_step, power, other], penalty=0.25)[0] is tanh_step  # a mere penalty is outscored
+    assert ask([tanh_step, power, other], exclude=False)[0] is tanh_step  # a mere penalty is outscored
     assert ask([tanh_step, other])[0] is other                          # any law free of it is reported
     assert ask([tanh_step])[0] is tanh_step                             # ... and one is reported anyway
+
+
+def test_the_same_law_is_reported_in_the_power_laws_writing_not_through_exp_and_log():
+    """The README's own sweep: ``c0 + c1*exp(b0*log(N/3.2e7))`` and ``c1 + c0*(N/3.2e7)**(-a0)`` fitted to
+    the same fold errors and tied on score; the tie went to the first written, the exp form."""
+    def fitted(id, shape, lines, folds, score=1.902):
+        c = cand(id, score=score, complexity=11, shape=shape, lines=lines)
+        return Candidate(**{**c.__dict__, "validation": {"fold_nmse": folds}})
+    folds = [0.01417, 0.00812, 0.00316]
+    exp_form = fitted(0, "offset_exp_linear[N]", ("loss = c0 + c1*exp(b0*log(N/3.2e7))",), folds, 1.9021)
+    power = fitted(1, "additive_power[N]", ("loss = c1 + c0*(N/3.2e7)**(-a0)",), [f * (1 + 1e-6) for f in folds])
+    assert choose([exp_form, power], margin=0.2, plain_loss="log", prefer_prior=True)[0] is power
+    # in two inputs the exp form is the multiplicative law
+    product = fitted(2, "offset_exp_linear[N,D]", ("loss = c0 + c1*exp(b0*log(N) + b1*log(D))",), folds, 1.95)
+    multiplicative = fitted(3, "multiplicative_power[N,D]", ("loss = c0 + c1*N**(-a0)*D**(-a1)",), folds)
+    assert choose([product, multiplicative], margin=0.2, plain_loss="log", prefer_prior=True)[0] is multiplicative
+    # a fit that reached other errors is another law, even when the writing says otherwise
+    elsewhere = fitted(4, "additive_power[N]", ("loss = c1 + c0*(N/3.2e7)**(-a0)",), [0.02, 0.008, 0.003], 1.9)
+    assert choose([exp_form, elsewhere], margin=0.2, plain_loss="log", prefer_prior=True)[0] is exp_form
+    # so is one over other inputs
+    other_inputs = fitted(5, "multiplicative_power[D]", ("loss = c1 + c0*(D/1e9)**(-a0)",), folds)
+    assert choose([exp_form, other_inputs], margin=0.2, plain_loss="log", prefer_prior=True)[0] is exp_form
 
 
 def test_the_literature_forms_join_the_finalists_behind_the_best_law_that_can_be_reported():
