@@ -159,8 +159,8 @@ class Search:
 
         return choose(self.candidates, sel.parsimony_margin, resolve_loss("auto", self.table.y), sel.prefer_prior,
                       score_of, error_of if sel.one_standard_error else None,
-                      self._reference_dependent,
-                      math.inf if sel.exclude_reference_dependent else sel.reference_penalty)
+                      ReferenceRule(self._reference_dependent, sel.exclude_reference_dependent,
+                                    sel.reference_penalty))
 
     def _reference_dependent(self, candidate: Candidate) -> tuple[str, ...]:
         """The inputs whose reference scale the candidate's family depends on (once per candidate)."""
@@ -220,7 +220,9 @@ class Search:
                             self.units)
         refits: dict[int, FinalLaw | None] = {chosen.id: final}  # each close finalist is refitted once
         probes = None if self.context.probes is None else self.units.user_table(self.context.probes)
-        selection = {"margin": self.config.selection.parsimony_margin, "close_finalists": len(close)}
+        sel = self.config.selection
+        selection = {"margin": sel.parsimony_margin, "close_finalists": len(close),
+                     "rule": "literature form first" if sel.prefer_prior else "simplest"}
         if probes is not None and not self._plausible_near(final, probes):
             # the probes screened fold 0's constants; those fitted on every row can still blow up
             # just beyond the data (an exponent of 473 on a power that another one cancels): report

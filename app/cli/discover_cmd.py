@@ -179,8 +179,11 @@ def _report_selection(sel: dict, console: Console) -> None:
     """The close finalists and how far apart they predict beyond the data: the form's own uncertainty."""
     if not sel:
         return
-    line = (f"[bold]Choice[/]: the simplest of {sel.get('close_finalists', 1)} finalist(s) within "
-            f"{sel.get('margin', 0):g} decades of the best")
+    # rule 2 of agent.search.choice: the best-scoring literature form among the close ones, or the simplest
+    which = ("the best-scoring literature form among them (the best law if none is one)"
+             if sel.get("rule") == "literature form first" else "the simplest of them")
+    line = (f"[bold]Choice[/]: {sel.get('close_finalists', 1)} finalist(s) within {sel.get('margin', 0):g} "
+            f"decades of the best, reported {which}")
     spread = sel.get("spread") or {}
     parts = [f"{spread[k]:.1%} at {k}" for k in ("2x", "4x", "10x") if spread.get(k) is not None]
     if parts:

@@ -107,3 +107,13 @@ def test_a_reported_law_tied_to_an_inputs_reference_scale_says_so():
     console = Console(record=True, width=200)
     _report_selection({"close_finalists": 1, "margin": 0.2}, console)
     assert "reference scale" not in console.export_text()
+
+
+def test_the_choice_line_names_the_rule_that_picked_the_law():
+    from rich.console import Console
+
+    from app.cli.discover_cmd import _report_selection
+    for rule, says in [("literature form first", "the best-scoring literature form"), ("simplest", "the simplest")]:
+        console = Console(record=True, width=200)
+        _report_selection({"close_finalists": 4, "margin": 0.2, "rule": rule}, console)
+        assert f"4 finalist(s) within 0.2 decades of the best, reported {says}" in console.export_text()
