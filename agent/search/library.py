@@ -266,11 +266,21 @@ def input_subsets(inputs: list[str], max_subsets: int = 8) -> Iterable[list[str]
 
 
 def seed_laws(problem: Problem, summary: dict) -> list[tuple[str, tuple[str, ...]]]:
-    """(shape label, law lines) for every shape and input subset that fits the cap."""
+    """(shape label, law lines) for every shape and input subset that fits the cap: every shape over
+    all inputs, then the seeds of the sweep's design (data repetition, targets of the same runs),
+    then each single input and pairs.
+
+    Seeds are proposed in this order until a budget stops the search, and a sweep over three inputs
+    has over a hundred: listed after every subset, the data-constrained form was never fitted on a
+    72-row repetition sweep of the development suite at its work budget, and the rule that every
+    literature form is a finalist (``agent.search.choice``) cannot hear a form never fitted."""
     info = summary["inputs"]
     cap_per_target = problem.max_constants // max(len(problem.targets), 1)
     seen, out = set(), []
-    for subset in input_subsets(list(problem.inputs)):
+    design = repetition_seeds(problem, summary) + shared_target_seeds(problem, summary, SHAPES)
+    for k, subset in enumerate(input_subsets(list(problem.inputs))):
+        if k == 1:
+            out += design  # the design's seeds are over every input too: they join that block
         S = [x for x in subset if info[x]["scale_like"]]
         # linear inputs are handed to the shapes already normalised, as the text they enter as
         L = [scaled(x, info[x]) for x in subset if not info[x]["scale_like"]]
@@ -279,4 +289,4 @@ def seed_laws(problem: Problem, summary: dict) -> list[tuple[str, tuple[str, ...
             if key is not None and key not in seen:
                 seen.add(key)
                 out.append((f"{label}[{','.join(subset)}]", key))
-    return out + repetition_seeds(problem, summary) + shared_target_seeds(problem, summary, SHAPES)
+    return out if len(problem.inputs) > 1 else out + design
