@@ -171,6 +171,7 @@ def _plain_writing(chosen: Candidate, close: Sequence[Candidate], order: Callabl
     errors = chosen.validation.get("fold_nmse")
     if not labels or not errors:
         return chosen
+
     def fits_alike(c: Candidate) -> bool:
         other = c.validation.get("fold_nmse") or ()
         return len(other) == len(errors) and bool(np.allclose(other, errors, rtol=SAME_FIT, atol=0.0))

@@ -289,4 +289,4 @@ def seed_laws(problem: Problem, summary: dict) -> list[tuple[str, tuple[str, ...
             if key is not None and key not in seen:
                 seen.add(key)
                 out.append((f"{label}[{','.join(subset)}]", key))
-    return out if len(problem.inputs) > 1 else out + design
+    return out if len(problem.inputs) > 1 else out + design  # one input: one block, the design after it
