@@ -58,17 +58,30 @@ PRIOR_WITHIN = 0.5  # decades of screening score behind the best within which pr
 SAME_FIT = 1e-4     # relative difference of fold errors below which two writings of one law fit alike
 
 
+@dataclass(frozen=True)
+class ReferenceRule:
+    """Rule 4: ``dependent`` says whether a law's family depends on an input's reference scale
+    (``covariance.reference_dependent_inputs``).  Such a searched law is reported only when every
+    finalist is one (``exclude``), or else ranks ``penalty`` decades lower."""
+    dependent: Callable[[Candidate], object]
+    exclude: bool = True
+    penalty: float = 0.25
+
+    def tied(self, candidate: Candidate) -> bool:
+        return not is_prior(candidate) and bool(self.dependent(candidate))
+
+
 def finalist_pool(candidates: Sequence[Candidate], n_best: int, with_prior: bool,
                   prior_within: float = PRIOR_WITHIN,
-                  excluded: Callable[[Candidate], object] | None = None) -> list[Candidate]:
+                  reference: ReferenceRule | None = None) -> list[Candidate]:
     """The best ``n_best`` distinct laws by screening score, then the best seed of each prior form
     that screened within ``prior_within`` decades of the best (a form further behind cannot come
     close with a careful fit, and each finalist costs as much as dozens of screened laws).
-    ``excluded``: laws the final choice will not report while another is there (rule 4); the best
-    is then the best of the others."""
+    ``reference``: rule 4; where it excludes, the best is the best law the choice can report."""
     ranked = sorted((c for c in candidates if c.ok and not c.finalist), key=lambda c: (-c.score, c.id))
     # the best law the choice can report (checked lazily: each check parses the law and differentiates it)
-    reportable = next((c for c in ranked if excluded is None or is_prior(c) or not excluded(c)), None)
+    excludes = reference is not None and reference.exclude
+    reportable = next((c for c in ranked if not excludes or not reference.tied(c)), None)
     pool, seen = [], set()
     for c in ranked:
         if len(pool) >= n_best:
@@ -97,19 +110,6 @@ def finalist_pool(candidates: Sequence[Candidate], n_best: int, with_prior: bool
 
 def is_prior(candidate: Candidate) -> bool:
     return is_prior_shape(candidate.meta.get("shape"))
-
-
-@dataclass(frozen=True)
-class ReferenceRule:
-    """Rule 4: ``dependent`` says whether a law's family depends on an input's reference scale
-    (``covariance.reference_dependent_inputs``).  Such a searched law is reported only when every
-    finalist is one (``exclude``), or else ranks ``penalty`` decades lower."""
-    dependent: Callable[[Candidate], object]
-    exclude: bool = True
-    penalty: float = 0.25
-
-    def tied(self, candidate: Candidate) -> bool:
-        return not is_prior(candidate) and bool(self.dependent(candidate))
 
 
 def choose(candidates: Sequence[Candidate], margin: float, plain_loss: str, prefer_prior: bool = False,

@@ -159,8 +159,11 @@ class Search:
 
         return choose(self.candidates, sel.parsimony_margin, resolve_loss("auto", self.table.y), sel.prefer_prior,
                       score_of, error_of if sel.one_standard_error else None,
-                      ReferenceRule(self._reference_dependent, sel.exclude_reference_dependent,
-                                    sel.reference_penalty))
+                      self._reference_rule())
+
+    def _reference_rule(self) -> ReferenceRule:
+        sel = self.config.selection
+        return ReferenceRule(self._reference_dependent, sel.exclude_reference_dependent, sel.reference_penalty)
 
     def _reference_dependent(self, candidate: Candidate) -> tuple[str, ...]:
         """The inputs whose reference scale the candidate's family depends on (once per candidate)."""
@@ -192,8 +195,8 @@ class Search:
         losses = list(dict.fromkeys(resolve_loss(loss, self.table.y) for loss in self.config.finalist_losses
                                     if positive or loss in ("auto", "lsq")))
         sel = self.config.selection
-        excluded = self._reference_dependent if sel.exclude_reference_dependent else None
-        best = finalist_pool(self.candidates, self.config.finalists, sel.prior_finalists, excluded=excluded)
+        best = finalist_pool(self.candidates, self.config.finalists, sel.prior_finalists,
+                             reference=self._reference_rule())
         proposals = [Proposal(c.lines, f"finalist:{loss}", (c.id,),
                               {"island": c.island, "fit_loss": loss,
                                **({"shape": c.meta["shape"]} if c.meta.get("shape") else {})}, kind=FINALIST)

@@ -154,7 +154,7 @@ def test_the_literature_forms_join_the_finalists_behind_the_best_law_that_can_be
     tied = [cand(i, score=3.0 - 0.1 * i, finalist=False) for i in range(3)]
     power = cand(10, score=2.2, finalist=False, shape="additive_power[N]")  # 0.8 behind the best
     assert [c.id for c in finalist_pool(tied + [power], n_best=3, with_prior=True)] == [0, 1, 2]
-    pool = finalist_pool(tied + [power], n_best=3, with_prior=True, excluded=lambda c: c.id < 10)
+    pool = finalist_pool(tied + [power], n_best=3, with_prior=True, reference=ReferenceRule(lambda c: c.id < 10))
     assert [c.id for c in pool] == [0, 1, 2, 10]
 
 
