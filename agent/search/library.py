@@ -248,6 +248,20 @@ def special_case(label: str | None) -> str | None:
     return f"{SPECIAL_CASES[family]}{bracket}{inputs}" if family in SPECIAL_CASES else None
 
 
+# Literature forms whose family depends on an input's reference scale through sld's writing, not the
+# literature's: the expanded bowl's drift g*u*log(x) lacks the log(x) and log(x)**2 terms that the
+# centred bowl q*(u - m - g*log(x))**2 expands to, so moving u's reference adds a log(x) term the
+# form cannot absorb.  Rule 4 (``agent.search.choice``) judges them as it judges searched laws.
+REFERENCE_TIED_WRITINGS = frozenset({"hybrid_power_bowl_drift", "hybrid_power_bowl_interactions_drift"})
+
+
+def writes_literature_reference(label: str | None) -> bool:
+    """Whether a seed's label names a literature form whose reference scales are the literature's own
+    choice (rule 4 exempts it): every literature form but ``REFERENCE_TIED_WRITINGS``."""
+    return bool(label) and any(part in PRIOR_SHAPES and part not in REFERENCE_TIED_WRITINGS
+                               for part in label.split("[", 1)[0].split("+"))
+
+
 def is_prior_shape(label: str | None) -> bool:
     """Whether a seed's label (``shape[inputs]``, ``shape+variant[...]``, ``variant+shape[...]``)
     names one of the literature's forms."""

@@ -109,6 +109,21 @@ def test_a_searched_law_whose_family_depends_on_an_inputs_reference_ranks_lower(
                       reference=ReferenceRule(lambda c: True, exclude=exclude))[0] is drift
 
 
+def test_the_expanded_bowls_drift_is_judged_by_rule_4_as_a_searched_law_is():
+    """Suite problem hyper_bowl_02 (seed 0): the expanded bowl with its optimum drifting,
+    ``q0*log(B)**2 + b0*log(B) + g0*log(B)*log(D)``, scored 1.393 and the truth's centred bowl times the
+    level 1.385; the expanded one was reported and extrapolated 8.6x worse on test.  Its drift is sld's
+    writing, not the literature's, and ties it to B's reference (``test_covariance``)."""
+    expanded = cand(0, score=1.393, complexity=30, shape="hybrid_power_bowl_drift[D,B]")
+    centred = cand(1, score=1.385, complexity=28, shape="level_times_bowl_0[D,B]")
+    rule = ReferenceRule(lambda c: c.id == 0)
+    assert choose([expanded, centred], margin=0.2, plain_loss="log", prefer_prior=True, reference=rule)[0] is centred
+    # the bowl without drift stays exempt like every other literature form
+    plain = cand(2, score=1.393, complexity=26, shape="hybrid_power_bowl[D,B]")
+    assert choose([plain, centred], margin=0.2, plain_loss="log", prefer_prior=True,
+                  reference=ReferenceRule(lambda c: True))[0] is plain
+
+
 def test_a_law_tied_to_the_reference_is_reported_only_when_all_finalists_are():
     """The README's own sweep, ``E + A*N**-0.3`` in two groups: ``c0 + c1*tanh(log(N/3.2e7)) + c2*N**-a2``
     scored 0.55 decades above the power law on a 4-row tail.  Its sigmoid is centred on sld's reference."""
