@@ -30,10 +30,10 @@ work against it, as PySR's ``model_selection`` names its policy:
    reference is sld's choice, not the data's, and such a law saves a constant
    only by the coincidence of where it sits (``ReferenceRule(exclude=False)``
    ranks it ``penalty`` decades lower instead).  Literature forms are exempt
-   (their drift terms are the literature's own choice of reference) but for
-   the expanded bowl's drift, which is sld's writing
-   (``library.REFERENCE_TIED_WRITINGS``), and the finalist pool measures
-   them against the best law the choice can report.
+   (their drift terms are the literature's own choice of reference), except
+   the expanded bowl's drift, which is sld's writing, not the literature's
+   (``library.REFERENCE_TIED_WRITINGS``).  The finalist pool measures the
+   literature forms against the best law the choice can report.
 
 Last, a law is reported as the literature writes it: ``exp(b*log N)`` fitted
 alike as ``N**b`` is reported as the power law (``library.WRITTEN_AS``).
