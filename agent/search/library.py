@@ -255,17 +255,20 @@ def special_case(label: str | None) -> str | None:
 REFERENCE_TIED_WRITINGS = frozenset({"hybrid_power_bowl_drift", "hybrid_power_bowl_interactions_drift"})
 
 
+def _shape_parts(label: str | None) -> list[str]:
+    """The shapes a seed's label names (``shape[inputs]``, ``shape+variant[...]``, ``variant+shape[...]``)."""
+    return label.split("[", 1)[0].split("+") if label else []
+
+
 def writes_literature_reference(label: str | None) -> bool:
     """Whether a seed's label names a literature form whose reference scales are the literature's own
     choice (rule 4 exempts it): every literature form but ``REFERENCE_TIED_WRITINGS``."""
-    return bool(label) and any(part in PRIOR_SHAPES and part not in REFERENCE_TIED_WRITINGS
-                               for part in label.split("[", 1)[0].split("+"))
+    return any(part in PRIOR_SHAPES and part not in REFERENCE_TIED_WRITINGS for part in _shape_parts(label))
 
 
 def is_prior_shape(label: str | None) -> bool:
-    """Whether a seed's label (``shape[inputs]``, ``shape+variant[...]``, ``variant+shape[...]``)
-    names one of the literature's forms."""
-    return bool(label) and any(part in PRIOR_SHAPES for part in label.split("[", 1)[0].split("+"))
+    """Whether a seed's label names one of the literature's forms."""
+    return any(part in PRIOR_SHAPES for part in _shape_parts(label))
 
 
 def input_subsets(inputs: list[str], max_subsets: int = 8) -> Iterable[list[str]]:
