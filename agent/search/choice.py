@@ -114,7 +114,7 @@ def is_prior(candidate: Candidate) -> bool:
     return is_prior_shape(candidate.meta.get("shape"))
 
 
-def choose(candidates: Sequence[Candidate], margin: float, plain_loss: str, prefer_prior: bool = False,
+def choose(candidates: Sequence[Candidate], *, margin: float, plain_loss: str, prefer_prior: bool = False,
            score_of: Callable[[Candidate], float] | None = None,
            error_of: Callable[[Candidate], float | None] | None = None,
            reference: ReferenceRule | None = None) -> tuple[Candidate | None, list[Candidate]]:

@@ -157,9 +157,9 @@ class Search:
             ordered = sel.fold_weights != "uniform" and bool(c.validation.get("folds_ordered"))
             return score_standard_error(c.validation, ordered)
 
-        return choose(self.candidates, sel.parsimony_margin, resolve_loss("auto", self.table.y), sel.prefer_prior,
-                      score_of, error_of if sel.one_standard_error else None,
-                      self._reference_rule())
+        return choose(self.candidates, margin=sel.parsimony_margin, plain_loss=resolve_loss("auto", self.table.y),
+                      prefer_prior=sel.prefer_prior, score_of=score_of,
+                      error_of=error_of if sel.one_standard_error else None, reference=self._reference_rule())
 
     def _reference_rule(self) -> ReferenceRule:
         sel = self.config.selection

@@ -216,5 +216,5 @@ def test_the_final_choice_leaves_the_folds_disagreement_out_of_the_finalists_sco
     def with_weight(w):
         return lambda c: rescored(c.validation, c.complexity, sel, w)
 
-    assert choose([steady, wobbly], 0.2, "log", score_of=with_weight(1.0))[0] is steady
-    assert choose([steady, wobbly], 0.2, "log", score_of=with_weight(sel.final_disagreement_weight))[0] is wobbly
+    assert choose([steady, wobbly], margin=0.2, plain_loss="log", score_of=with_weight(1.0))[0] is steady
+    assert choose([steady, wobbly], margin=0.2, plain_loss="log", score_of=with_weight(sel.final_disagreement_weight))[0] is wobbly
