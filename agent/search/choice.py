@@ -34,9 +34,6 @@ work against it, as PySR's ``model_selection`` names its policy:
    the expanded bowl's drift, which is sld's writing, not the literature's
    (``library.REFERENCE_TIED_WRITINGS``).  The finalist pool measures the
    literature forms against the best law the choice can report.
-
-Last, a law is reported as the literature writes it: ``exp(b*log N)`` fitted
-alike as ``N**b`` is reported as the power law (``library.WRITTEN_AS``).
 """
 from __future__ import annotations
 
@@ -51,13 +48,12 @@ from agent.errors import FitError, LawError
 from agent.expressions import parse_law
 from agent.fitting import predict
 from agent.problem import Problem, Table
-from agent.search.library import is_prior_shape, plain_writings, special_case, writes_literature_reference
+from agent.search.library import is_prior_shape, special_case, writes_literature_reference
 from agent.search.probes import FACTORS
 from agent.search.records import Candidate
 
 SPREAD_FACTORS = (2.0, 4.0, 10.0)  # where the spread of the close finalists' predictions is reported
 PRIOR_WITHIN = 0.5  # decades of screening score behind the best within which prior forms are finalists
-SAME_FIT = 1e-4     # relative difference of fold errors below which two writings of one law fit alike
 
 
 @dataclass(frozen=True)
@@ -163,23 +159,7 @@ def choose(candidates: Sequence[Candidate], *, margin: float, plain_loss: str, p
         if not simpler:
             break
         chosen = min(simpler, key=order)
-    return _plain_writing(chosen, close, order), close
-
-
-def _plain_writing(chosen: Candidate, close: Sequence[Candidate], order: Callable) -> Candidate:
-    """The same law in the power law's writing (``c0 + c1*exp(b0*log(N))`` is ``c1 + c0*N**-a0``) when a
-    close finalist writes it so and its fit reached the same errors on every fold."""
-    labels = set(plain_writings(chosen.meta.get("shape")))
-    errors = chosen.validation.get("fold_nmse")
-    if not labels or not errors:
-        return chosen
-
-    def fits_alike(c: Candidate) -> bool:
-        other = c.validation.get("fold_nmse") or ()
-        return len(other) == len(errors) and bool(np.allclose(other, errors, rtol=SAME_FIT, atol=0.0))
-
-    same = [c for c in close if c.meta.get("shape") in labels and fits_alike(c)]
-    return min(same, key=order) if same else chosen
+    return chosen, close
 
 
 def form_spread(chosen: Candidate, close: Sequence[Candidate], problem: Problem,

@@ -54,14 +54,16 @@ def _log_quadratic(S, L, inf, n, interactions=False):
     return f"{n('c')} + " + " + ".join(terms)
 
 
+# The data-mixing law exp(c + sum t_i*p_i) and its offset form, over inputs that enter linearly only:
+# where a scale input is among them, exp(b*log N) is N**b and the two are the pure and the
+# multiplicative power law, seeded as those (a second writing of one law would take a fit from the
+# work budget and, tied with it, could be reported through exp and log).
 def _exp_log_linear(S, L, inf, n):
-    terms = [f"{n('b')}*{log_term(x, inf[x])}" for x in S] + [f"{n('b')}*{x}" for x in L]
-    return f"exp({n('c')} + " + " + ".join(terms) + ")" if terms else None
+    return f"exp({n('c')} + " + " + ".join(f"{n('b')}*{x}" for x in L) + ")" if L and not S else None
 
 
 def _offset_exp_linear(S, L, inf, n):
-    terms = [f"{n('b')}*{log_term(x, inf[x])}" for x in S] + [f"{n('b')}*{x}" for x in L]
-    return f"{n('c')} + {n('c')}*exp(" + " + ".join(terms) + ")" if terms else None
+    return f"{n('c')} + {n('c')}*exp(" + " + ".join(f"{n('b')}*{x}" for x in L) + ")" if L and not S else None
 
 
 def _polynomial(S, L, inf, n, degree=3):
@@ -207,7 +209,7 @@ PRIOR_SHAPES = frozenset({
     "rational", "exp_decay", "interacting_exponent", "drifting_exponent", "interacting_product",
     "interacting_product_no_floor",
     # in proportions (inputs that enter linearly) the data-mixing law exp(c + sum t_i*p_i) and its
-    # offset form; in scale inputs they are the pure and the multiplicative power law again
+    # offset form
     "exp_log_linear", "offset_exp_linear",
     "hybrid_power_bowl", "hybrid_power_bowl_interactions", "hybrid_power_bowl_drift",
     "hybrid_power_bowl_interactions_drift", "data_repetition",
@@ -225,20 +227,6 @@ SPECIAL_CASES = {
     "power_sum": "additive_power", "additive_with_cross": "additive_power",
     "interacting_product": "multiplicative_power",
 }
-
-
-# Forms that are another form written through exp and log (exp(b*log N) is N**b): over the same
-# inputs the offset form is the multiplicative power law (with one input, the additive one) and the
-# bare form the pure power law.  Both writings are seeded, since over proportions alone only the
-# exp writing exists; where both fit alike, the power law's writing is the one reported.
-WRITTEN_AS = {"offset_exp_linear": ("multiplicative_power", "additive_power"), "exp_log_linear": ("pure_power",)}
-
-
-def plain_writings(label: str | None) -> tuple[str, ...]:
-    """The labels of the forms that a seed's form writes differently over the same inputs
-    (``offset_exp_linear[N]`` -> ``multiplicative_power[N]``, ``additive_power[N]``)."""
-    family, bracket, inputs = (label or "").partition("[")
-    return tuple(f"{alt}{bracket}{inputs}" for alt in WRITTEN_AS.get(family, ()))
 
 
 def special_case(label: str | None) -> str | None:
