@@ -78,6 +78,20 @@ def _finite_or_none(value):
     return value
 
 
+def check_loss_for_tasks(specs: Iterable[TaskSpec], loss: str) -> None:
+    """Refuse a loss that a task's training rows cannot take before any task is searched: a log loss
+    on a target with values <= 0 would otherwise stop the bench at that task, its earlier searches lost."""
+    from agent.plan import DiscoveryRequest, plan_discovery
+
+    if loss in ("auto", "lsq"):
+        return
+    for spec in specs:
+        try:
+            plan_discovery(load_split(spec.name, "train"), DiscoveryRequest.for_problem(spec.problem(), loss=loss))
+        except DataError as exc:
+            raise DataError(f"task {spec.name}: {exc}") from None
+
+
 def bench_discovered(spec: TaskSpec, seed: int = 0, budget: int | None = None,
                      time_limit: float | None = None, workers: int = 2, with_human: bool = False,
                      work: float | None = None, loss: str = "auto") -> dict:

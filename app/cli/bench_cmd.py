@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agent.fitting import FitOptions
-from app.bench import bench_discovered, bench_human, summarize
+from app.bench import bench_discovered, bench_human, check_loss_for_tasks, summarize
 from app.cli import cli
 from app.cli.discover_cmd import LOSS_HELP, Loss
 from tasks import all_tasks, get_task
@@ -78,6 +78,7 @@ def bench(
                   time_limit=time_limit, workers=workers, as_json=as_json, data_seed=data_seed, loss=loss.value)
         return
     specs = [get_task(name) for name in task] if task else all_tasks()
+    check_loss_for_tasks(specs, loss.value)
     err = Console(stderr=True)
     rows = []
     start = time.perf_counter()

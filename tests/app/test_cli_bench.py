@@ -54,3 +54,12 @@ def test_refitting_the_human_laws_reaches_the_careful_refit_mean(sld, sldbench_e
     out = bench_json(sld, "--constants", "refit")
     per_task = ", ".join(f"{r['task']}={r['r2']:.4f}" for r in out["tasks"])
     assert out["mean_r2_floored"] >= 0.55, per_task
+
+
+def test_a_log_loss_that_one_task_cannot_take_is_refused_before_any_task_is_searched(sld, sldbench_env):
+    """The vocabulary task's target is a normalised loss below zero: asked for a log loss, the bench
+    used to search every task before it and then stop there, with nothing printed."""
+    result = sld("bench", "--laws", "discovered", "--loss", "log", "--task", "parallel_scaling_law",
+                 "--task", "vocab_scaling_law", "--json")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "task vocab_scaling_law" in result.stderr and "unigram_normalized_loss" in result.stderr
