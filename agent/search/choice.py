@@ -30,9 +30,13 @@ work against it, as PySR's ``model_selection`` names its policy:
    reference is sld's choice, not the data's, and such a law saves a constant
    only by the coincidence of where it sits (``ReferenceRule(exclude=False)``
    ranks it ``penalty`` decades lower instead).  Literature forms are exempt
-   (their drift terms are the literature's own choice of reference).  The
-   finalist pool measures the literature forms against the best law the
-   choice can report.
+   (their drift terms are the literature's own choice of reference), except
+   the expanded bowl's drift, which is sld's writing, not the literature's
+   (``library.REFERENCE_TIED_WRITINGS``).  The finalist pool measures the
+   literature forms against the best law the choice can report.
+
+Last, a law is reported as the literature writes it: ``exp(b*log N)`` fitted
+alike as ``N**b`` is reported as the power law (``library.WRITTEN_AS``).
 """
 from __future__ import annotations
 
@@ -47,12 +51,13 @@ from agent.errors import FitError, LawError
 from agent.expressions import parse_law
 from agent.fitting import predict
 from agent.problem import Problem, Table
-from agent.search.library import is_prior_shape, special_case
+from agent.search.library import is_prior_shape, plain_writings, special_case, writes_literature_reference
 from agent.search.probes import FACTORS
 from agent.search.records import Candidate
 
 SPREAD_FACTORS = (2.0, 4.0, 10.0)  # where the spread of the close finalists' predictions is reported
 PRIOR_WITHIN = 0.5  # decades of screening score behind the best within which prior forms are finalists
+SAME_FIT = 1e-4     # relative difference of fold errors below which two writings of one law fit alike
 
 
 @dataclass(frozen=True)
@@ -65,7 +70,7 @@ class ReferenceRule:
     penalty: float = 0.25
 
     def tied(self, candidate: Candidate) -> bool:
-        return not is_prior_shape(candidate.meta.get("shape")) and bool(self.dependent(candidate))
+        return not writes_literature_reference(candidate.meta.get("shape")) and bool(self.dependent(candidate))
 
 
 def finalist_pool(candidates: Sequence[Candidate], n_best: int, with_prior: bool,
@@ -158,7 +163,23 @@ def choose(candidates: Sequence[Candidate], *, margin: float, plain_loss: str, p
         if not simpler:
             break
         chosen = min(simpler, key=order)
-    return chosen, close
+    return _plain_writing(chosen, close, order), close
+
+
+def _plain_writing(chosen: Candidate, close: Sequence[Candidate], order: Callable) -> Candidate:
+    """The same law in the power law's writing (``c0 + c1*exp(b0*log(N))`` is ``c1 + c0*N**-a0``) when a
+    close finalist writes it so and its fit reached the same errors on every fold."""
+    labels = set(plain_writings(chosen.meta.get("shape")))
+    errors = chosen.validation.get("fold_nmse")
+    if not labels or not errors:
+        return chosen
+
+    def fits_alike(c: Candidate) -> bool:
+        other = c.validation.get("fold_nmse") or ()
+        return len(other) == len(errors) and bool(np.allclose(other, errors, rtol=SAME_FIT, atol=0.0))
+
+    same = [c for c in close if c.meta.get("shape") in labels and fits_alike(c)]
+    return min(same, key=order) if same else chosen
 
 
 def form_spread(chosen: Candidate, close: Sequence[Candidate], problem: Problem,

@@ -54,16 +54,14 @@ def _log_quadratic(S, L, inf, n, interactions=False):
     return f"{n('c')} + " + " + ".join(terms)
 
 
-# The data-mixing law exp(c + sum t_i*p_i) and its offset form, over inputs that enter linearly only:
-# where a scale input is among them, exp(b*log N) is N**b and the two are the pure and the
-# multiplicative power law, seeded as those (a second writing of one law would take a fit from the
-# work budget and, tied with it, could be reported through exp and log).
 def _exp_log_linear(S, L, inf, n):
-    return f"exp({n('c')} + " + " + ".join(f"{n('b')}*{x}" for x in L) + ")" if L and not S else None
+    terms = [f"{n('b')}*{log_term(x, inf[x])}" for x in S] + [f"{n('b')}*{x}" for x in L]
+    return f"exp({n('c')} + " + " + ".join(terms) + ")" if terms else None
 
 
 def _offset_exp_linear(S, L, inf, n):
-    return f"{n('c')} + {n('c')}*exp(" + " + ".join(f"{n('b')}*{x}" for x in L) + ")" if L and not S else None
+    terms = [f"{n('b')}*{log_term(x, inf[x])}" for x in S] + [f"{n('b')}*{x}" for x in L]
+    return f"{n('c')} + {n('c')}*exp(" + " + ".join(terms) + ")" if terms else None
 
 
 def _polynomial(S, L, inf, n, degree=3):
@@ -209,14 +207,10 @@ PRIOR_SHAPES = frozenset({
     "rational", "exp_decay", "interacting_exponent", "drifting_exponent", "interacting_product",
     "interacting_product_no_floor",
     # in proportions (inputs that enter linearly) the data-mixing law exp(c + sum t_i*p_i) and its
-    # offset form
+    # offset form; in scale inputs they are the pure and the multiplicative power law again
     "exp_log_linear", "offset_exp_linear",
-    # the expanded bowl q*u**2 + b*u is the centred one, q*(u - m)**2 plus a constant; its drift
-    # g*u*log(x) is sld's writing, not the literature's (the centred q*(u - m - g*log(x))**2 adds
-    # log(x) and log(x)**2 terms, and moving u's reference adds a log(x) term the expanded form
-    # cannot absorb), so the expanded drifts are searched laws; the literature's drifting bowls
-    # are the centred ones, ``level_times_bowl`` and ``level_plus_bowl``
-    "hybrid_power_bowl", "hybrid_power_bowl_interactions", "data_repetition",
+    "hybrid_power_bowl", "hybrid_power_bowl_interactions", "hybrid_power_bowl_drift",
+    "hybrid_power_bowl_interactions_drift", "data_repetition",
     *(label for label in SHAPES if label.startswith(("level_times_bowl", "level_plus_bowl", "level_times_diagonal"))),
 })
 
@@ -233,6 +227,20 @@ SPECIAL_CASES = {
 }
 
 
+# Forms that are another form written through exp and log (exp(b*log N) is N**b): over the same
+# inputs the offset form is the multiplicative power law (with one input, the additive one) and the
+# bare form the pure power law.  Both writings are seeded, since over proportions alone only the
+# exp writing exists; where both fit alike, the power law's writing is the one reported.
+WRITTEN_AS = {"offset_exp_linear": ("multiplicative_power", "additive_power"), "exp_log_linear": ("pure_power",)}
+
+
+def plain_writings(label: str | None) -> tuple[str, ...]:
+    """The labels of the forms that a seed's form writes differently over the same inputs
+    (``offset_exp_linear[N]`` -> ``multiplicative_power[N]``, ``additive_power[N]``)."""
+    family, bracket, inputs = (label or "").partition("[")
+    return tuple(f"{alt}{bracket}{inputs}" for alt in WRITTEN_AS.get(family, ()))
+
+
 def special_case(label: str | None) -> str | None:
     """The label of the form that a seed's form nests over the same inputs
     (``shifted_power[N,D]`` -> ``additive_power[N,D]``); None when it nests none."""
@@ -240,9 +248,22 @@ def special_case(label: str | None) -> str | None:
     return f"{SPECIAL_CASES[family]}{bracket}{inputs}" if family in SPECIAL_CASES else None
 
 
+# Literature forms whose family depends on an input's reference scale through sld's writing, not the
+# literature's: the expanded bowl's drift g*u*log(x) lacks the log(x) and log(x)**2 terms that the
+# centred bowl q*(u - m - g*log(x))**2 expands to, so moving u's reference adds a log(x) term the
+# form cannot absorb.  Rule 4 (``agent.search.choice``) judges them as it judges searched laws.
+REFERENCE_TIED_WRITINGS = frozenset({"hybrid_power_bowl_drift", "hybrid_power_bowl_interactions_drift"})
+
+
 def _shape_parts(label: str | None) -> list[str]:
     """The shapes a seed's label names (``shape[inputs]``, ``shape+variant[...]``, ``variant+shape[...]``)."""
     return label.split("[", 1)[0].split("+") if label else []
+
+
+def writes_literature_reference(label: str | None) -> bool:
+    """Whether a seed's label names a literature form whose reference scales are the literature's own
+    choice (rule 4 exempts it): every literature form but ``REFERENCE_TIED_WRITINGS``."""
+    return any(part in PRIOR_SHAPES and part not in REFERENCE_TIED_WRITINGS for part in _shape_parts(label))
 
 
 def is_prior_shape(label: str | None) -> bool:

@@ -261,22 +261,6 @@ def test_the_data_mixing_law_is_a_literature_form():
     assert not is_prior_shape("log_quadratic[p1,p2]")
 
 
-def test_the_exp_writings_are_seeded_over_proportions_alone_as_a_power_law_is_written_over_scales():
-    """exp(c + b*log(N)) is c*N**b: over a scale input the data-mixing law is the pure power law and its
-    offset form the multiplicative one.  Seeded twice, the README's own sweep came back as
-    ``c0 + c1*exp(b0*log(N/3.2e7))``, one law in two writings that tied on every fold."""
-    rng = np.random.default_rng(2)
-    df = pd.DataFrame({"N": np.repeat(np.logspace(7, 9, 5), 6), "p": np.tile(np.linspace(0.0, 0.5, 6), 5)})
-    df["loss"] = 2.0 + 300 * df.N ** -0.3 * np.exp(-0.4 * df.p) + rng.normal(0, 1e-3, len(df))
-    problem = Problem(("N", "p"), ("loss",), axis=("N",), max_constants=6)
-    summary = summarize(problem, make_table(df, problem))
-    assert summary["inputs"]["N"]["scale_like"] and not summary["inputs"]["p"]["scale_like"]
-    labels = [label for label, _ in seed_laws(problem, summary)]
-    exp_writings = [label for label in labels if label.startswith(("exp_log_linear", "offset_exp_linear"))]
-    assert exp_writings == ["exp_log_linear[p]", "offset_exp_linear[p]"]
-    assert {"pure_power[N,p]", "multiplicative_power[N,p]", "pure_power[N]"} <= set(labels)
-
-
 def test_the_routed_model_product_comes_with_and_without_a_floor():
     problem, summary = two_scale_two_setting_problem(cap=12)
     shapes = dict(seed_laws(problem, summary))
