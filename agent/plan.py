@@ -112,7 +112,7 @@ def plan_discovery(data: pd.DataFrame, request: DiscoveryRequest) -> DiscoveryPl
     problem = Problem(tuple(inputs), tuple(targets), group=r.group, axis=tuple(axis),
                       max_constants=r.max_constants, description=r.description)
     check_columns(problem, table)  # a constant column: refused here, not after a futile search
-    _check_loss(r.loss, table.y, targets)
+    check_loss(r.loss, table.y, targets)
     config = SearchConfig(budget=r.budget, work_budget=r.work_budget or None, time_limit=r.time_limit or None,
                           seed=r.seed, patience=r.patience, workers=r.workers,
                           scheduler=r.scheduler).with_loss(r.loss)
@@ -138,7 +138,7 @@ def _check_limits(r: DiscoveryRequest) -> None:
             raise DataError(f"the {name} must be a finite number, 0 (no limit) or more (got {value!r})")
 
 
-def _check_loss(loss: str, y: np.ndarray, targets: Sequence[str]) -> None:
+def check_loss(loss: str, y: np.ndarray, targets: Sequence[str]) -> None:
     """A loss the data can take: a log loss needs every target positive (before a search, not after)."""
     if loss not in ("auto", *LOSSES):
         raise DataError(f"unknown loss {loss!r}; choose one of auto, {', '.join(LOSSES)}")
