@@ -10,6 +10,13 @@ from agent.estimator import LawSearch
 from agent.search import OfflineProposer
 
 
+@pytest.fixture(scope="module")
+def default_fit(power_law_data):
+    """One small search at the default loss, shared by the tests that only read a fitted model."""
+    model = LawSearch(axis=["N"], max_constants=4, budget=20, seed=0, n_bootstrap=10)
+    return model.fit(power_law_data[["N"]], power_law_data["loss"], groups=power_law_data["group"])
+
+
 def test_fit_predict_and_the_equations_table(power_law_data):
     train = power_law_data[power_law_data.N < 3e8]
     held_out = power_law_data[power_law_data.N >= 3e8]
@@ -47,22 +54,20 @@ def test_a_target_computed_from_an_input_is_named_y_and_bad_limits_are_refused_b
         LawSearch(budget=10).fit(X, y, groups=["a", "b"])
 
 
-def test_a_grouped_law_needs_groups_to_predict(power_law_data):
-    model = LawSearch(axis=["N"], max_constants=4, budget=20, seed=0)
-    model.fit(power_law_data[["N"]], power_law_data["loss"], groups=power_law_data["group"])
+def test_a_grouped_law_needs_groups_to_predict(power_law_data, default_fit):
     with pytest.raises(DataError, match="groups="):
-        model.predict(power_law_data[["N"]])
+        default_fit.predict(power_law_data[["N"]])
 
 
 @pytest.mark.slow
-def test_fitting_twice_with_a_given_proposer_gives_the_same_law_and_leaves_the_proposer_unused(power_law_data):
+def test_a_given_proposer_is_left_unused_so_fitting_again_gives_the_same_law(power_law_data, default_fit):
+    """The search proposes through a copy: the given proposer's seed library is not used up, so a
+    second fit starts where the first did (and both find the law the default proposer finds)."""
     proposer = OfflineProposer()
-    model = LawSearch(axis=["N"], max_constants=4, budget=20, seed=0, proposers=[(proposer, 1.0)])
-    X, y, groups = power_law_data[["N"]], power_law_data["loss"], power_law_data["group"]
-    first = model.fit(X, y, groups=groups).best_
-    second = model.fit(X, y, groups=groups).best_  # the proposer's seed library is not used up
-    assert second.lines == first.lines and second.constants == first.constants
+    model = LawSearch(axis=["N"], max_constants=4, budget=20, seed=0, n_bootstrap=10, proposers=[(proposer, 1.0)])
+    found = model.fit(power_law_data[["N"]], power_law_data["loss"], groups=power_law_data["group"]).best_
     assert proposer.state_dict() == {"seed_pos": 0}
+    assert found.lines == default_fit.best_.lines and found.constants == default_fit.best_.constants
 
 
 def test_parameters_round_trip_as_scikit_learn_expects(power_law_data):
@@ -89,7 +94,7 @@ def test_sklearn_clone_gives_an_unfitted_twin():
     assert twin.get_params()["proposers"][0][0] is not model.proposers[0][0]
 
 
-def test_the_loss_asked_for_fits_the_law_and_its_intervals(power_law_data):
+def test_the_loss_asked_for_fits_the_law_and_its_intervals(power_law_data, default_fit):
     """``loss="lsq"``: the reported law is fitted on raw residuals, every finalist was scored that way,
     and the interval refits use it too (so a prediction interval adds raw, not relative, noise)."""
     model = LawSearch(axis=["N"], max_constants=4, budget=20, seed=0, n_bootstrap=10, loss="lsq")
@@ -99,8 +104,7 @@ def test_the_loss_asked_for_fits_the_law_and_its_intervals(power_law_data):
     assert finalists and {c.meta["fit_loss"] for c in finalists} == {"lsq"}
     model.predict(power_law_data[["N"]], groups=power_law_data["group"], return_interval=True)
     assert model.bootstrap_.log_space == (False,)
-    default = LawSearch(axis=["N"], max_constants=4, budget=20, seed=0, n_bootstrap=10)
-    default.fit(power_law_data[["N"]], power_law_data["loss"], groups=power_law_data["group"])
+    default = default_fit
     default.predict(power_law_data[["N"]], groups=power_law_data["group"], return_interval=True)
     assert default.best_.fit_loss == "robust_log" and default.bootstrap_.log_space == (True,)
 
