@@ -30,10 +30,9 @@ work against it, as PySR's ``model_selection`` names its policy:
    reference is sld's choice, not the data's, and such a law saves a constant
    only by the coincidence of where it sits (``ReferenceRule(exclude=False)``
    ranks it ``penalty`` decades lower instead).  Literature forms are exempt
-   (their drift terms are the literature's own choice of reference), except
-   the expanded bowl's drift, which is sld's writing, not the literature's
-   (``library.REFERENCE_TIED_WRITINGS``).  The finalist pool measures the
-   literature forms against the best law the choice can report.
+   (their drift terms are the literature's own choice of reference).  The
+   finalist pool measures the literature forms against the best law the
+   choice can report.
 
 Last, a law is reported as the literature writes it: ``exp(b*log N)`` fitted
 alike as ``N**b`` is reported as the power law (``library.WRITTEN_AS``).
@@ -51,7 +50,7 @@ from agent.errors import FitError, LawError
 from agent.expressions import parse_law
 from agent.fitting import predict
 from agent.problem import Problem, Table
-from agent.search.library import is_prior_shape, plain_writings, special_case, writes_literature_reference
+from agent.search.library import is_prior_shape, plain_writings, special_case
 from agent.search.probes import FACTORS
 from agent.search.records import Candidate
 
@@ -70,7 +69,7 @@ class ReferenceRule:
     penalty: float = 0.25
 
     def tied(self, candidate: Candidate) -> bool:
-        return not writes_literature_reference(candidate.meta.get("shape")) and bool(self.dependent(candidate))
+        return not is_prior_shape(candidate.meta.get("shape")) and bool(self.dependent(candidate))
 
 
 def finalist_pool(candidates: Sequence[Candidate], n_best: int, with_prior: bool,

@@ -209,8 +209,12 @@ PRIOR_SHAPES = frozenset({
     # in proportions (inputs that enter linearly) the data-mixing law exp(c + sum t_i*p_i) and its
     # offset form; in scale inputs they are the pure and the multiplicative power law again
     "exp_log_linear", "offset_exp_linear",
-    "hybrid_power_bowl", "hybrid_power_bowl_interactions", "hybrid_power_bowl_drift",
-    "hybrid_power_bowl_interactions_drift", "data_repetition",
+    # the expanded bowl q*u**2 + b*u is the centred one, q*(u - m)**2 plus a constant; its drift
+    # g*u*log(x) is sld's writing, not the literature's (the centred q*(u - m - g*log(x))**2 adds
+    # log(x) and log(x)**2 terms, and moving u's reference adds a log(x) term the expanded form
+    # cannot absorb), so the expanded drifts are searched laws; the literature's drifting bowls
+    # are the centred ones, ``level_times_bowl`` and ``level_plus_bowl``
+    "hybrid_power_bowl", "hybrid_power_bowl_interactions", "data_repetition",
     *(label for label in SHAPES if label.startswith(("level_times_bowl", "level_plus_bowl", "level_times_diagonal"))),
 })
 
@@ -248,22 +252,9 @@ def special_case(label: str | None) -> str | None:
     return f"{SPECIAL_CASES[family]}{bracket}{inputs}" if family in SPECIAL_CASES else None
 
 
-# Literature forms whose family depends on an input's reference scale through sld's writing, not the
-# literature's: the expanded bowl's drift g*u*log(x) lacks the log(x) and log(x)**2 terms that the
-# centred bowl q*(u - m - g*log(x))**2 expands to, so moving u's reference adds a log(x) term the
-# form cannot absorb.  Rule 4 (``agent.search.choice``) judges them as it judges searched laws.
-REFERENCE_TIED_WRITINGS = frozenset({"hybrid_power_bowl_drift", "hybrid_power_bowl_interactions_drift"})
-
-
 def _shape_parts(label: str | None) -> list[str]:
     """The shapes a seed's label names (``shape[inputs]``, ``shape+variant[...]``, ``variant+shape[...]``)."""
     return label.split("[", 1)[0].split("+") if label else []
-
-
-def writes_literature_reference(label: str | None) -> bool:
-    """Whether a seed's label names a literature form whose reference scales are the literature's own
-    choice (rule 4 exempts it): every literature form but ``REFERENCE_TIED_WRITINGS``."""
-    return any(part in PRIOR_SHAPES and part not in REFERENCE_TIED_WRITINGS for part in _shape_parts(label))
 
 
 def is_prior_shape(label: str | None) -> bool:

@@ -3,6 +3,7 @@ import numpy as np
 
 from agent.problem import Problem, Table
 from agent.search.choice import ReferenceRule, choose, finalist_pool, form_spread
+from agent.search.library import is_prior_shape
 from agent.search.probes import FACTORS
 from agent.search.records import Candidate
 
@@ -109,17 +110,22 @@ def test_a_searched_law_whose_family_depends_on_an_inputs_reference_ranks_lower(
                       reference=ReferenceRule(lambda c: True, exclude=exclude))[0] is drift
 
 
-def test_the_expanded_bowls_drift_is_judged_by_rule_4_as_a_searched_law_is():
+def test_the_expanded_bowls_drift_is_a_searched_law_that_rule_4_judges():
     """Suite problem hyper_bowl_02 (seed 0): the expanded bowl with its optimum drifting,
     ``q0*log(B)**2 + b0*log(B) + g0*log(B)*log(D)``, scored 1.393 and the truth's centred bowl times the
-    level 1.385; the expanded one was reported and extrapolated 8.6x worse on test.  Its drift is sld's
-    writing, not the literature's, and ties it to B's reference (``test_covariance``)."""
+    level 1.385; the expanded one was reported as a literature form and extrapolated 8.6x worse on test.
+    Its drift is sld's writing, not the literature's, and ties it to B's reference (``test_covariance``):
+    it is a searched law, neither preferred among the close finalists nor exempt from rule 4."""
+    assert not is_prior_shape("hybrid_power_bowl_drift[D,B]") and not is_prior_shape("hybrid_power_bowl_interactions_drift[D,B]")
+    assert is_prior_shape("hybrid_power_bowl[D,B]") and is_prior_shape("level_plus_bowl_0[D,B]")
     expanded = cand(0, score=1.393, complexity=30, shape="hybrid_power_bowl_drift[D,B]")
     centred = cand(1, score=1.385, complexity=28, shape="level_times_bowl_0[D,B]")
+    assert choose([expanded, centred], margin=0.2, plain_loss="log", prefer_prior=True)[0] is centred
+    searched = cand(2, score=1.385, complexity=28)  # another searched law free of any reference
     rule = ReferenceRule(lambda c: c.id == 0)
-    assert choose([expanded, centred], margin=0.2, plain_loss="log", prefer_prior=True, reference=rule)[0] is centred
+    assert choose([expanded, searched], margin=0.2, plain_loss="log", prefer_prior=True, reference=rule)[0] is searched
     # the bowl without drift stays exempt like every other literature form
-    plain = cand(2, score=1.393, complexity=26, shape="hybrid_power_bowl[D,B]")
+    plain = cand(3, score=1.393, complexity=26, shape="hybrid_power_bowl[D,B]")
     assert choose([plain, centred], margin=0.2, plain_loss="log", prefer_prior=True,
                   reference=ReferenceRule(lambda c: True))[0] is plain
 

@@ -64,7 +64,7 @@ def test_every_group_is_judged_for_a_fit_can_hide_the_dependence_in_one():
 
 
 def test_the_expanded_bowls_drift_ties_it_to_the_bowl_inputs_reference_where_the_centred_bowl_is_free():
-    """Why ``library.REFERENCE_TIED_WRITINGS`` lists the expanded bowl's drift: ``g*u*log(D)`` without
+    """Why the expanded bowl's drift is not a literature form (``library.PRIOR_SHAPES``): ``g*u*log(D)`` without
     ``log(D)`` of its own, so moving ``u``'s reference adds a ``log(D)`` term the form cannot absorb.  The
     literature's centred bowl, whose optimum ``m + g*log(D)`` moves, absorbs both references."""
     expanded = "loss = c1 + c0*(D/1e10)**(-a0) + q0*log(N/1e8)**2 + b0*log(N/1e8) + g0*log(N/1e8)*log(D/1e10)"
