@@ -450,13 +450,14 @@ def _describe(node: ast.AST) -> str:
     return kinds.get(type(node).__name__, f"syntax {type(node).__name__}")
 
 
-def law_to_text(target: str, expr: sp.Expr, names: Mapping[str, str] | None = None) -> str:
+def law_to_text(target: str, expr: sp.Expr, names: Mapping[str, str] | None = None, order: str | None = None) -> str:
     """Render a sympy expression back into a law line the parser accepts.
 
     ``names``: text to print for some symbols instead of their names (a
     parenthesised expression, such as an input over its reference scale).
+    ``order``: sympy's term order; ``"none"`` keeps the expression's own (a constant first).
     """
-    return f"{target} = {_LawPrinter(names).doprint(expr)}"
+    return f"{target} = {_LawPrinter(names, order).doprint(expr)}"
 
 
 def _number_text(n: int) -> str:
@@ -486,8 +487,8 @@ class _LatexPrinter(LatexPrinter):
 
 
 class _LawPrinter(sp.printing.str.StrPrinter):
-    def __init__(self, names: Mapping[str, str] | None = None):
-        super().__init__()
+    def __init__(self, names: Mapping[str, str] | None = None, order: str | None = None):
+        super().__init__({"order": order})
         self.names = dict(names or {})
 
     def _print_Symbol(self, e):

@@ -35,7 +35,9 @@ work against it, as PySR's ``model_selection`` names its policy:
    choice can report.
 
 Last, a law is reported as the literature writes it: ``exp(b*log N)`` fitted
-alike as ``N**b`` is reported as the power law (``library.WRITTEN_AS``).
+alike as ``N**-a`` is reported as the power law (``library.WRITTEN_AS``); where no
+close finalist writes it so, the final report rewrites the exponential into powers
+with the same constants (``agent.search.writing``).
 """
 from __future__ import annotations
 

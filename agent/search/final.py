@@ -13,6 +13,7 @@ from agent.problem import Problem, Table, make_table
 from agent.scoring import Scores, score
 from agent.search.records import Candidate
 from agent.search.units import Units, fitted_form
+from agent.search.writing import literature_writing
 
 
 @dataclass(frozen=True)
@@ -76,9 +77,12 @@ def refit_final(best: Candidate, problem: Problem, table: Table, options: FitOpt
     fitted = fit_law(form.law, rows, seed=seed, options=options,
                      warm=form.to_fitted(best.constants))  # the search's basin
     train = score(rows.y, predict(form.law, rows, fitted.constants, rows.groups))
+    constants, complexity = form.to_user(fitted.constants), form.law.complexity
+    if (written := literature_writing(law, constants, table, units)) is not None:
+        law, complexity = written
     return FinalLaw(lines=law.lines, inputs=problem.inputs, targets=problem.targets,
-                    constants=form.to_user(fitted.constants), validation=dict(best.validation),
-                    candidate_id=best.id, n_constants=law.n_constants, complexity=form.law.complexity,
+                    constants=constants, validation=dict(best.validation),
+                    candidate_id=best.id, n_constants=law.n_constants, complexity=complexity,
                     latex=law.latex(), train=train.to_dict(), fit_loss=resolve_loss(options.loss, table.y),
                     axis=tuple(problem.axis))
 

@@ -174,7 +174,7 @@ class Units:
             return FittedForm(law, inner, scale, shift)
         return FittedForm(law, _law(law, tuple(exprs), self._complexity(exprs)), scale, shift)
 
-    def render(self, targets, exprs) -> tuple[str, ...]:
+    def render(self, targets, exprs, order: str | None = None) -> tuple[str, ...]:
         """Expressions of the fitted form as law lines in user units: every input written
         ``(x/ref)``, and a target no constant can carry the scale of multiplied by its reference
         (``10*(c0 + exp(b0*x))``: the amplitude 1 is in the normalised target's units)."""
@@ -182,7 +182,7 @@ class Units:
         constants = {s.name for e in exprs for s in e.free_symbols} - set(self.inputs)
         lines = []
         for j, (target, expr) in enumerate(zip(targets, exprs)):
-            line = law_to_text(target, expr, names=names)
+            line = law_to_text(target, expr, names=names, order=order)
             ref = self.targets.get(target, 1.0)
             if ref != 1.0 and _absorbed(exprs, j, constants)[0] == "divide":
                 # the whole body in parentheses: 0.1*(a + b)*c would distribute 0.1 over a + b alone
