@@ -13,6 +13,7 @@ from agent.expressions import parse_law
 from agent.fitting import predict
 from agent.search.engine import MAX_ALTERNATIVES
 from agent.search.library import PRIOR_SHAPES
+from agent.search.writing import as_powers
 
 SMALL = SearchConfig(budget=40, seed=1, islands=2, children=4)
 
@@ -122,7 +123,11 @@ def test_the_other_close_finalists_are_kept_refitted_on_all_rows_for_form_uncert
     _, close = search._choice()
     others = [c for c in close if c.id != final.candidate_id]
     assert len(final.alternatives) == min(len(others), MAX_ALTERNATIVES)
-    assert {tuple(a["law"]) for a in final.alternatives} <= {c.lines for c in others}
+    # each is a close finalist's law, as the report writes it (exp(b0*log(N)) as N**b0: agent.search.writing)
+    def written(lines):
+        law = parse_law(lines, power_law_problem.inputs, power_law_problem.targets)
+        return tuple(as_powers(e, law.inputs) for e in law.expressions)
+    assert {written(a["law"]) for a in final.alternatives} <= {written(c.lines) for c in others}
     table = search.table
     for alt in final.alternatives:  # constants in user units, fitted on every training row: they describe the data
         law = parse_law(alt["law"], power_law_problem.inputs, power_law_problem.targets)
