@@ -24,6 +24,25 @@ def _additive_power(S, L, inf, n):
     return f"{n('c')} + " + " + ".join(terms) if terms else None
 
 
+def _effective_size(S, L, inf, n, linear=False):
+    """The additive power law over an effective size: ``E + A*exp(b*s)*N**-a + B*D**-b``.
+
+    The literature's effective size: an input that is no scale (sparsity, precision, a share of the
+    data) changes how much a parameter is worth, ``N_eff = N*f(s)``, and so only the size term's
+    coefficient, ``A*f(s)**-a``.  ``f`` differs between papers (a power of ``1 - s`` for sparsity,
+    a saturating exponential in the bits of precision); ``exp(b*s)`` and, with ``linear``, ``A + b*s``
+    are its two generic first-order writings.  Without such an input it is the additive law.
+    """
+    if not S or not L:
+        return None
+    head = power_term(S[0], inf[S[0]], n("a"))
+    if linear:
+        first = f"({n('c')} + " + " + ".join(f"{n('b')}*{x}" for x in L) + f")*{head}"
+    else:
+        first = f"{n('c')}*" + "*".join(f"exp({n('b')}*{x})" for x in L) + f"*{head}"
+    return f"{n('c')} + {first}" + "".join(f" + {n('c')}*{power_term(x, inf[x], n('a'))}" for x in S[1:])
+
+
 def _multiplicative_power(S, L, inf, n):
     if not S:
         return None
@@ -174,6 +193,8 @@ SHAPES: dict[str, Shape] = {
     **{f"level_times_diagonal_bowl_{k}": functools.partial(level_times_bowl, variant=k, cross=False)
        for k in range(DRIFT_VARIANTS)},
     "additive_power": _additive_power,
+    "effective_size": _effective_size,
+    "effective_size_linear": lambda S, L, i, n: _effective_size(S, L, i, n, linear=True),
     "multiplicative_power": _multiplicative_power,
     "pure_power": _pure_power,
     "log_linear": _log_linear,
@@ -203,7 +224,8 @@ SHAPES: dict[str, Shape] = {
 # seed of each is always re-scored as a finalist, so a plain form is never lost to the winner's
 # curse of a long search before the final choice sees it (see ``agent.search.choice``).
 PRIOR_SHAPES = frozenset({
-    "additive_power", "multiplicative_power", "pure_power", "power_sum", "shifted_power", "broken_power",
+    "additive_power", "effective_size", "effective_size_linear", "multiplicative_power", "pure_power",
+    "power_sum", "shifted_power", "broken_power",
     "rational", "exp_decay", "interacting_exponent", "drifting_exponent", "interacting_product",
     "interacting_product_no_floor",
     # in proportions (inputs that enter linearly) the data-mixing law exp(c + sum t_i*p_i) and its

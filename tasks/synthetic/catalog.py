@@ -7,6 +7,7 @@ Problem names are ``<family>_<nn>``.
 from __future__ import annotations
 
 from tasks.synthetic.additive import chinchilla_additive, drifting_exponent, kaplan_pow_sum
+from tasks.synthetic.effective import effective_size
 from tasks.synthetic.knobs import hyper_bowl, moe, vocab_bowl
 from tasks.synthetic.multi import mixture, multi_target
 from tasks.synthetic.record import Noise
@@ -125,6 +126,16 @@ ENTRIES = [
     (multi_target, dict(names=dict(N="n_params", D="n_tokens", y="val_loss", y2="val_acc", group="variant"),
                         kind="loss_acc", design="checkpoints", n_range=(1e6, 1e9), n_levels=7, per_run=8,
                         groups=("base", "long_ctx"), noise=SCHEDULE)),
+    # effective_size: an input that spans no decade (sparsity, bits) sets what a parameter is worth
+    (effective_size, dict(modifier="sparsity", n_range=(1e7, 1e10), n_levels=6, d_levels=4, noise=TYPICAL)),
+    (effective_size, dict(names=dict(N="N", D="D", s="bits", y="L"), modifier="precision", n_range=(3e6, 3e9),
+                          n_levels=5, d_levels=4, noise=QUIET)),
+    (effective_size, dict(names=dict(N="model_size", s="pruned_fraction", group="corpus"), modifier="sparsity",
+                          n_range=(1e8, 1e11), n_levels=5, d_levels=3, values=(0.0, 0.5, 0.8),
+                          groups=("web", "code"), noise=NOISY)),
+    (effective_size, dict(names=dict(N="n_params", D="n_tokens", s="weight_bits", y="val_loss"),
+                          modifier="precision", n_range=(1e6, 1e9), n_levels=7, d_levels=3,
+                          values=(4.0, 6.0, 8.0, 12.0, 16.0), noise=TYPICAL)),
 ]
 
 

@@ -63,6 +63,11 @@ def test_the_suite_mixes_designs_groups_targets_and_column_names(suite):
     assert rows[0] >= 20 and rows[-1] >= 1000 and rows[len(rows) // 2] <= 300
     flops = [p for p in suite if any(p.train[c].max() > 1e20 for c in p.problem.inputs)]
     assert len(flops) >= 4  # compute in FLOPs, far beyond float literals one would type
+    # sparsity beside the sizes: an input that is no scale (it holds zero or spans under 4x) on a problem
+    # with an axis (a mixture's proportions have none)
+    narrow = [p for p in suite if p.problem.axis and any(
+        p.train[c].min() <= 0 or p.train[c].max() < 4 * p.train[c].min() for c in p.problem.inputs)]
+    assert len(narrow) >= 2, [p.name for p in narrow]
 
 
 def test_the_same_seed_gives_the_same_data_and_another_seed_other_data(suite):

@@ -300,3 +300,40 @@ def test_without_slices_an_input_trends_over_all_rows():
     problem = Problem(("size", "lr"), ("loss",), axis=("size",))
     summary = summarize(problem, make_table(rows, problem))  # every row its own setting: no slice to hold
     assert summary["targets"]["loss"]["trend"] == {"size": -1.0, "lr": 1.0}
+
+
+def sparse_sweep(cap=6):
+    """N x D x sparsity: pruning a share s of the weights leaves an effective size N*(1 - s)**0.7."""
+    rows = pd.DataFrame([{"N": n, "D": d, "s": s, "loss": 1.7 + 400 * (n * (1 - s) ** 0.7) ** -0.34 + 410 * d ** -0.28}
+                         for n in np.logspace(7, 9, 5) for d in np.logspace(9, 11, 4) for s in (0.0, 0.5, 0.75)])
+    problem = Problem(("N", "D", "s"), ("loss",), axis=("N",), max_constants=cap)
+    table = make_table(rows, problem)
+    return problem, summarize(problem, table), table
+
+
+def test_an_input_spanning_no_decade_beside_sizes_gets_the_effective_size_forms():
+    """Sparsity or precision changes what a parameter is worth: only the size term's coefficient moves,
+    as exp(b*s) or linearly; without such an input (Chinchilla's N x D grid) the forms are not seeded."""
+    from agent.search.library import is_prior_shape
+    problem, summary, _ = sparse_sweep()
+    assert not summary["inputs"]["s"]["scale_like"] and summary["inputs"]["N"]["scale_like"]
+    shapes = dict(seed_laws(problem, summary))
+    assert shapes["effective_size[N,D,s]"][0] == (
+        "loss = c1 + c0*exp(b0*s)*(N/1e+08)**(-a0) + c2*(D/1e+10)**(-a1)")
+    assert shapes["effective_size_linear[N,D,s]"][0] == (
+        "loss = c1 + (c0 + b0*s)*(N/1e+08)**(-a0) + c2*(D/1e+10)**(-a1)")
+    assert is_prior_shape("effective_size[N,D,s]") and is_prior_shape("effective_size_linear[N,D,s]")
+    grid_problem, grid_summary = chinchilla_grid()
+    assert not any(label.startswith("effective_size") for label, _ in seed_laws(grid_problem, grid_summary))
+
+
+def test_the_effective_size_form_fits_a_pruned_sweep_that_the_additive_law_cannot():
+    from agent.fitting import fit_law, predict
+    from agent.scoring import score
+    problem, summary, table = sparse_sweep()
+    shapes = dict(seed_laws(problem, summary))
+    nmse = {}
+    for label in ("effective_size[N,D,s]", "additive_power[N,D,s]"):  # the latter adds b*s to the loss
+        law = parse_law(shapes[label], problem.inputs, problem.targets)
+        nmse[label] = score(table.y, predict(law, table, fit_law(law, table, seed=0).constants, table.groups)).nmse
+    assert nmse["effective_size[N,D,s]"] < nmse["additive_power[N,D,s]"] / 5, nmse

@@ -1,0 +1,60 @@
+"""The additive law over an effective size: an input that is no scale changes what a parameter is worth.
+
+effective_size: L = E + A*(N*f(s))^-a + B*D^-b, where ``s`` enters linearly (it spans no decade):
+- ``sparsity``: the share of weights pruned, f(s) = (1 - s)^r (Frantar et al. 2023 fit the size
+  term's coefficient as a function of sparsity);
+- ``precision``: bits per weight, f(P) = 1 - exp(-P/g) (Kumar et al. 2024's effective parameter count).
+
+Both keep Chinchilla's two power terms; only the size term's coefficient moves with ``s``.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from tasks.synthetic import designs
+from tasks.synthetic.common import Draw, columns, per_group, reference, resolve, scaled
+from tasks.synthetic.record import Draft, Noise
+
+MODIFIERS = {"sparsity": (0.0, 0.5, 0.75, 0.875), "precision": (3.0, 4.0, 6.0, 8.0, 16.0)}
+
+
+def effective_size(draw: Draw, *, names=None, modifier: str = "sparsity", n_range=(1e7, 1e10), n_levels: int = 6,
+                   d_levels: int = 4, d_per_n: tuple[float, float] = (5, 100), values: Sequence[float] | None = None,
+                   groups: Sequence[str] | None = None, noise: Noise = Noise()) -> Draft:
+    """A grid over size, data and the modifier; the largest size is the test level."""
+    cols = resolve({"s": modifier, **(names or {})})
+    N, D, S, y = cols["N"], cols["D"], cols["s"], cols["y"]
+    sizes = designs.levels(*n_range, n_levels)
+    n_mid = float(np.sqrt(n_range[0] * n_range[1]))
+    data = designs.levels(n_mid * d_per_n[0], n_mid * d_per_n[1], d_levels)
+    frame = designs.grid(N=sizes, D=data, s=np.asarray(values or MODIFIERS[modifier], dtype=float))
+    frame["_run"] = np.arange(len(frame))
+    nref, dref = reference(*n_range), reference(data[0], data[-1])
+    sn, sd = scaled(N, nref), scaled(D, dref)
+    shared = {"alpha_n": draw.u(0.27, 0.38), "beta_d": draw.u(0.25, 0.35)}
+    if modifier == "sparsity":
+        shared["rho"] = draw.u(0.4, 0.9)
+        worth = f"(1 - {S})**rho"
+    else:
+        shared["g_p"] = draw.u(1.5, 3.5)
+        worth = f"(1 - exp(-{S}/g_p))"
+    varying = {"L_inf": draw.u(1.6, 2.3), "A_n": draw.u(0.4, 1.0), "B_d": draw.u(0.3, 0.8)}
+    truth = (f"{y} = L_inf + A_n*({sn}*{worth})**(-alpha_n) + B_d*{sd}**(-beta_d)",)
+
+    def mean(X, k):
+        s = np.asarray(X[S], dtype=float)
+        f = (1 - s) ** k["rho"] if modifier == "sparsity" else 1 - np.exp(-s / k["g_p"])
+        return k["L_inf"] + k["A_n"] * (X[N] / nref * f) ** -k["alpha_n"] + k["B_d"] * (X[D] / dref) ** -k["beta_d"]
+
+    frame = frame.rename(columns={"N": N, "D": D, "s": S})
+    if groups:
+        frame = designs.with_groups(frame, cols["group"], groups)
+    what = f"additive law over an effective size, {N}*f({S}) ({modifier}), and {D}"
+    return Draft(family="effective_size", description=what + (f"; {len(groups)} groups ({cols['group']})"
+                                                               if groups else ""),
+                 design=frame, inputs=columns(cols, ("N", "D", "s")), targets=(y,), truth=truth,
+                 constants=per_group(groups, shared, varying, draw), mean=mean, noise=noise,
+                 group=cols["group"] if groups else None, axis=(N,),
+                 test_ratio=0.99 * sizes[1] / sizes[0], max_constants=6)
