@@ -126,7 +126,7 @@ ENTRIES = [
     (multi_target, dict(names=dict(N="n_params", D="n_tokens", y="val_loss", y2="val_acc", group="variant"),
                         kind="loss_acc", design="checkpoints", n_range=(1e6, 1e9), n_levels=7, per_run=8,
                         groups=("base", "long_ctx"), noise=SCHEDULE)),
-    # effective_size: an input that spans no decade (sparsity, bits) sets what a parameter is worth
+    # effective_size: an input that is no size (sparsity; bits, which span over 4x) sets what a parameter is worth
     (effective_size, dict(modifier="sparsity", n_range=(1e7, 1e10), n_levels=6, d_levels=4, noise=TYPICAL)),
     (effective_size, dict(names=dict(N="N", D="D", s="bits", y="L"), modifier="precision", n_range=(3e6, 3e9),
                           n_levels=5, d_levels=4, noise=QUIET)),

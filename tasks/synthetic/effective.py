@@ -1,11 +1,12 @@
 """The additive law over an effective size: an input that is no scale changes what a parameter is worth.
 
-effective_size: L = E + A*(N*f(s))^-a + B*D^-b, where ``s`` enters linearly (it spans no decade):
+effective_size: L = E + A*(N*f(s))^-a + B*D^-b, where ``s`` is no size and spans no decade:
 - ``sparsity``: the share of weights pruned, f(s) = (1 - s)^r (Frantar et al. 2023 fit the size
   term's coefficient as a function of sparsity);
 - ``precision``: bits per weight, f(P) = 1 - exp(-P/g) (Kumar et al. 2024's effective parameter count).
 
-Both keep Chinchilla's two power terms; only the size term's coefficient moves with ``s``.
+Both keep Chinchilla's two power terms; only the size term's coefficient moves with ``s``.  Sparsity
+holds zero, so the search enters it linearly; bits of 3-16 span over 4x, so it treats them as a scale.
 """
 from __future__ import annotations
 
