@@ -40,7 +40,7 @@ def _effective_size(S, L, inf, n, linear=False):
         first = f"({n('c')} + " + " + ".join(f"{n('b')}*{x}" for x in L) + f")*{head}"
     else:
         first = f"{n('c')}*" + "*".join(f"exp({n('b')}*{x})" for x in L) + f"*{head}"
-    return f"{n('c')} + {first}" + "".join(f" + {n('c')}*{power_term(x, inf[x], n('a'))}" for x in S[1:])
+    return f"{n('c')} + {first}" + rest_additive(S[1:], [], inf, n)
 
 
 def _multiplicative_power(S, L, inf, n):

@@ -13,9 +13,11 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+import pandas as pd
 
 from tasks.synthetic import designs
 from tasks.synthetic.common import Draw, columns, per_group, reference, resolve, scaled
+from tasks.synthetic.nd_designs import nd_design
 from tasks.synthetic.record import Draft, Noise
 
 MODIFIERS = {"sparsity": (0.0, 0.5, 0.75, 0.875), "precision": (3.0, 4.0, 6.0, 8.0, 16.0)}
@@ -27,12 +29,12 @@ def effective_size(draw: Draw, *, names=None, modifier: str = "sparsity", n_rang
     """A grid over size, data and the modifier; the largest size is the test level."""
     cols = resolve({"s": modifier, **(names or {})})
     N, D, S, y = cols["N"], cols["D"], cols["s"], cols["y"]
-    sizes = designs.levels(*n_range, n_levels)
-    n_mid = float(np.sqrt(n_range[0] * n_range[1]))
-    data = designs.levels(n_mid * d_per_n[0], n_mid * d_per_n[1], d_levels)
-    frame = designs.grid(N=sizes, D=data, s=np.asarray(values or MODIFIERS[modifier], dtype=float))
+    d = nd_design("grid", *n_range, n_levels=n_levels, d_per_n=d_per_n, d_levels=d_levels)
+    # every N x D run at every value of the modifier (N, then D, then s: the grid's order)
+    frame = d.frame.drop(columns="_run").merge(
+        pd.DataFrame({"s": np.asarray(values or MODIFIERS[modifier], dtype=float)}), how="cross")
     frame["_run"] = np.arange(len(frame))
-    nref, dref = reference(*n_range), reference(data[0], data[-1])
+    nref, dref = reference(*d.n_range), reference(*d.d_range)
     sn, sd = scaled(N, nref), scaled(D, dref)
     shared = {"alpha_n": draw.u(0.27, 0.38), "beta_d": draw.u(0.25, 0.35)}
     if modifier == "sparsity":
@@ -58,4 +60,4 @@ def effective_size(draw: Draw, *, names=None, modifier: str = "sparsity", n_rang
                  design=frame, inputs=columns(cols, ("N", "D", "s")), targets=(y,), truth=truth,
                  constants=per_group(groups, shared, varying, draw), mean=mean, noise=noise,
                  group=cols["group"] if groups else None, axis=(N,),
-                 test_ratio=0.99 * sizes[1] / sizes[0], max_constants=6)
+                 test_ratio=d.test_ratio, max_constants=6)
