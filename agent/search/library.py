@@ -43,6 +43,21 @@ def _effective_size(S, L, inf, n, linear=False):
     return f"{n('c')} + {first}" + rest_additive(S[1:], [], inf, n)
 
 
+def _input_floor(S, L, inf, n):
+    """The floor is another input: ``k*t + exp(b*t)*(A*N**-a + B*D**-b)``.
+
+    Busbridge et al.'s distillation law to first order: a student's loss falls towards its teacher's
+    loss ``t``, given as an input, and how much is left to fall scales with ``t``.  Any loss bounded
+    by another measured loss has this shape; the input enters linearly, as proportions and losses do.
+    """
+    if not S or not L:
+        return None
+    floor = " + ".join(f"{n('b')}*{x}" for x in L)
+    scale = "*".join(f"exp({n('b')}*{x})" for x in L)
+    powers = " + ".join(f"{n('c')}*{power_term(x, inf[x], n('a'))}" for x in S)
+    return f"{floor} + {scale}*({powers})"
+
+
 def _multiplicative_power(S, L, inf, n):
     if not S:
         return None
@@ -195,6 +210,7 @@ SHAPES: dict[str, Shape] = {
     "additive_power": _additive_power,
     "effective_size": _effective_size,
     "effective_size_linear": lambda S, L, i, n: _effective_size(S, L, i, n, linear=True),
+    "input_floor": _input_floor,
     "multiplicative_power": _multiplicative_power,
     "pure_power": _pure_power,
     "log_linear": _log_linear,
@@ -224,7 +240,7 @@ SHAPES: dict[str, Shape] = {
 # seed of each is always re-scored as a finalist, so a plain form is never lost to the winner's
 # curse of a long search before the final choice sees it (see ``agent.search.choice``).
 PRIOR_SHAPES = frozenset({
-    "additive_power", "effective_size", "effective_size_linear", "multiplicative_power", "pure_power",
+    "additive_power", "effective_size", "effective_size_linear", "input_floor", "multiplicative_power", "pure_power",
     "power_sum", "shifted_power", "broken_power",
     "rational", "exp_decay", "interacting_exponent", "drifting_exponent", "interacting_product",
     "interacting_product_no_floor",

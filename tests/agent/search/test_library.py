@@ -337,3 +337,33 @@ def test_the_effective_size_form_fits_a_pruned_sweep_that_the_additive_law_canno
         law = parse_law(shapes[label], problem.inputs, problem.targets)
         nmse[label] = score(table.y, predict(law, table, fit_law(law, table, seed=0).constants, table.groups)).nmse
     assert nmse["effective_size[N,D,s]"] < nmse["additive_power[N,D,s]"] / 5, nmse
+
+
+def distillation_sweep(cap=6):
+    """Students of sizes N on D tokens, each taught by a teacher whose loss t is an input: the student's
+    loss falls towards t, and what is left to fall shrinks as the teacher gets better."""
+    rows = pd.DataFrame([{"N": n, "D": d, "t": t, "loss": t + t ** -1.5 * (400 * n ** -0.34 + 410 * d ** -0.28)}
+                         for n in np.logspace(8, 9.5, 5) for d in np.logspace(9.5, 11, 4) for t in (2.1, 2.4, 2.8, 3.2)])
+    problem = Problem(("N", "D", "t"), ("loss",), axis=("N",), max_constants=cap)
+    table = make_table(rows, problem)
+    return problem, summarize(problem, table), table
+
+
+def test_a_loss_given_as_an_input_can_be_the_floor_that_the_target_falls_towards():
+    """Distillation: the teacher's loss is the student's floor and scales the rest.  No additive law
+    with a constant floor fits that, and the form is seeded only where a linear input sits beside sizes."""
+    from agent.fitting import fit_law, predict
+    from agent.scoring import score
+    from agent.search.library import is_prior_shape
+    problem, summary, table = distillation_sweep()
+    shapes = dict(seed_laws(problem, summary))
+    assert shapes["input_floor[N,D,t]"][0] == (
+        "loss = b0*(t/2.6) + exp(b1*(t/2.6))*(c0*(N/5.6e+08)**(-a0) + c1*(D/1.8e+10)**(-a1))")
+    assert is_prior_shape("input_floor[N,D,t]")
+    nmse = {}
+    for label in ("input_floor[N,D,t]", "additive_power[N,D,t]", "effective_size[N,D,t]"):
+        law = parse_law(shapes[label], problem.inputs, problem.targets)
+        nmse[label] = score(table.y, predict(law, table, fit_law(law, table, seed=0).constants, table.groups)).nmse
+    assert nmse["input_floor[N,D,t]"] < min(nmse["additive_power[N,D,t]"], nmse["effective_size[N,D,t]"]) / 5, nmse
+    grid_problem, grid_summary = chinchilla_grid()
+    assert not any(label.startswith("input_floor") for label, _ in seed_laws(grid_problem, grid_summary))
