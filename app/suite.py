@@ -31,7 +31,7 @@ WIN_RATIO = 1.1       # the law wins when its test NMSE is at most this times th
 DECADE_SPAN = 10.0    # an input enters the textbook forms as a power law when it spans a decade
 
 
-SUITE_WORK_SHARE = 0.25  # of the default work budget: 52 problems at full effort take ~45 min on 2 cores
+SUITE_WORK_SHARE = 0.25  # of the default work budget: 55 problems at full effort take ~45 min on 2 cores
 
 
 def search_request(problem: SyntheticProblem, seed: int = 0, budget: int | None = None, work: float | None = None,

@@ -7,6 +7,7 @@ Problem names are ``<family>_<nn>``.
 from __future__ import annotations
 
 from tasks.synthetic.additive import chinchilla_additive, drifting_exponent, kaplan_pow_sum
+from tasks.synthetic.distillation import distillation
 from tasks.synthetic.effective import effective_size
 from tasks.synthetic.knobs import hyper_bowl, moe, vocab_bowl
 from tasks.synthetic.multi import mixture, multi_target
@@ -136,6 +137,12 @@ ENTRIES = [
     (effective_size, dict(names=dict(N="n_params", D="n_tokens", s="weight_bits", y="val_loss"),
                           modifier="precision", n_range=(1e6, 1e9), n_levels=7, d_levels=3,
                           values=(4.0, 6.0, 8.0, 12.0, 16.0), noise=TYPICAL)),
+    # distillation: the teacher's loss, an input, is the floor the student's loss falls towards
+    (distillation, dict(n_range=(1e8, 1e10), n_levels=5, d_levels=4, noise=TYPICAL)),
+    (distillation, dict(names=dict(N="n", D="tokens", s="teacher_ce", y="ce", group="domain"), n_range=(3e7, 3e9),
+                        n_levels=6, d_levels=3, teachers=(2.0, 2.3, 2.7), groups=("web", "code"), noise=NOISY)),
+    (distillation, dict(names=dict(N="params", D="data", s="teacher_loss", y="loss"), n_range=(1e7, 1e9),
+                        n_levels=4, d_levels=5, teachers=(2.4, 2.6, 2.9, 3.2, 3.5), noise=QUIET)),
 ]
 
 

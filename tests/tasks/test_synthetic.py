@@ -109,6 +109,22 @@ def test_without_an_axis_whole_input_settings_are_held_out(suite):
         assert 0.15 <= len(p.test) / p.n_rows <= 0.35
 
 
+def test_a_distilled_student_falls_towards_its_teacher_and_never_passes_it(noiseless):
+    """The teacher's loss is an input and the student's floor: above it on every row, further above a
+    better teacher, and falling with the student's size."""
+    distilled = [p for p in noiseless if p.family == "distillation"]
+    assert len(distilled) >= 3
+    for p in distilled:
+        size, tokens, teacher = p.problem.inputs
+        df = pd.concat([p.train, p.test])
+        y = df[p.problem.targets[0]]
+        assert (y > df[teacher]).all(), p.name
+        gap = (y - df[teacher]).groupby(df[teacher]).mean()
+        assert np.all(np.diff(gap.to_numpy()) < 0), (p.name, gap)  # the teacher index is sorted ascending
+        by_size = y.groupby([df[teacher], df[tokens], df[size]]).mean().unstack()
+        assert np.all(np.diff(by_size.to_numpy(), axis=1) < 0), p.name
+
+
 def test_every_truth_parses_under_the_problems_cap_with_a_value_for_each_constant(suite):
     for p in suite:
         assert p.truth is not None and p.problem.max_constants in (6, 8)

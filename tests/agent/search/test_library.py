@@ -341,7 +341,7 @@ def test_the_effective_size_form_fits_a_pruned_sweep_that_the_additive_law_canno
 
 def distillation_sweep(cap=6):
     """Students of sizes N on D tokens, each taught by a teacher whose loss t is an input: the student's
-    loss falls towards t, and what is left to fall shrinks as the teacher gets better."""
+    loss falls towards t, and the better the teacher, the further above it the student stays."""
     rows = pd.DataFrame([{"N": n, "D": d, "t": t, "loss": t + t ** -1.5 * (400 * n ** -0.34 + 410 * d ** -0.28)}
                          for n in np.logspace(8, 9.5, 5) for d in np.logspace(9.5, 11, 4) for t in (2.1, 2.4, 2.8, 3.2)])
     problem = Problem(("N", "D", "t"), ("loss",), axis=("N",), max_constants=cap)
