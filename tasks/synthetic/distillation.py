@@ -12,11 +12,9 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-import pandas as pd
 
-from tasks.synthetic import designs
-from tasks.synthetic.common import Draw, columns, per_group, reference, resolve, scaled
-from tasks.synthetic.nd_designs import nd_design
+from tasks.synthetic.common import Draw, per_group, reference, resolve, scaled
+from tasks.synthetic.effective import crossed_grid, crossed_grid_draft
 from tasks.synthetic.record import Draft, Noise
 
 
@@ -27,9 +25,7 @@ def distillation(draw: Draw, *, names=None, n_range=(1e8, 1e10), n_levels: int =
     cols = resolve({"N": "student_params", "D": "student_tokens", "s": "teacher_loss", "y": "student_loss",
                     **(names or {})})
     N, D, T, y = cols["N"], cols["D"], cols["s"], cols["y"]
-    d = nd_design("grid", *n_range, n_levels=n_levels, d_per_n=d_per_n, d_levels=d_levels)
-    frame = d.frame.drop(columns="_run").merge(pd.DataFrame({"s": np.asarray(teachers, dtype=float)}), how="cross")
-    frame["_run"] = np.arange(len(frame))
+    d, frame = crossed_grid(n_range, n_levels, d_per_n, d_levels, teachers)
     nref, dref = reference(*d.n_range), reference(*d.d_range)
     sn, sd = scaled(N, nref), scaled(D, dref)
     shared = {"alpha_n": draw.u(0.27, 0.38), "beta_d": draw.u(0.25, 0.35), "c_t": draw.u(0.5, 2.0)}
@@ -40,13 +36,6 @@ def distillation(draw: Draw, *, names=None, n_range=(1e8, 1e10), n_levels: int =
         t = np.asarray(X[T], dtype=float)
         return t + t ** -k["c_t"] * (k["A_n"] * (X[N] / nref) ** -k["alpha_n"] + k["B_d"] * (X[D] / dref) ** -k["beta_d"])
 
-    frame = frame.rename(columns={"N": N, "D": D, "s": T})
-    if groups:
-        frame = designs.with_groups(frame, cols["group"], groups)
     what = f"a student's loss falling towards its teacher's ({T}), over the student's {N} and {D}"
-    return Draft(family="distillation", description=what + (f"; {len(groups)} groups ({cols['group']})"
-                                                            if groups else ""),
-                 design=frame, inputs=columns(cols, ("N", "D", "s")), targets=(y,), truth=truth,
-                 constants=per_group(groups, shared, varying, draw), mean=mean, noise=noise,
-                 group=cols["group"] if groups else None, axis=(N,),
-                 test_ratio=d.test_ratio, max_constants=6)
+    return crossed_grid_draft("distillation", what, cols, d, frame, truth, per_group(groups, shared, varying, draw),
+                              mean, noise, groups)

@@ -29,11 +29,7 @@ def effective_size(draw: Draw, *, names=None, modifier: str = "sparsity", n_rang
     """A grid over size, data and the modifier; the largest size is the test level."""
     cols = resolve({"s": modifier, **(names or {})})
     N, D, S, y = cols["N"], cols["D"], cols["s"], cols["y"]
-    d = nd_design("grid", *n_range, n_levels=n_levels, d_per_n=d_per_n, d_levels=d_levels)
-    # every N x D run at every value of the modifier (N, then D, then s: the grid's order)
-    frame = d.frame.drop(columns="_run").merge(
-        pd.DataFrame({"s": np.asarray(values or MODIFIERS[modifier], dtype=float)}), how="cross")
-    frame["_run"] = np.arange(len(frame))
+    d, frame = crossed_grid(n_range, n_levels, d_per_n, d_levels, values or MODIFIERS[modifier])
     nref, dref = reference(*d.n_range), reference(*d.d_range)
     sn, sd = scaled(N, nref), scaled(D, dref)
     shared = {"alpha_n": draw.u(0.27, 0.38), "beta_d": draw.u(0.25, 0.35)}
@@ -51,13 +47,27 @@ def effective_size(draw: Draw, *, names=None, modifier: str = "sparsity", n_rang
         f = (1 - s) ** k["rho"] if modifier == "sparsity" else 1 - np.exp(-s / k["g_p"])
         return k["L_inf"] + k["A_n"] * (X[N] / nref * f) ** -k["alpha_n"] + k["B_d"] * (X[D] / dref) ** -k["beta_d"]
 
-    frame = frame.rename(columns={"N": N, "D": D, "s": S})
+    what = f"additive law over an effective size, {N}*f({S}) ({modifier}), and {D}"
+    return crossed_grid_draft("effective_size", what, cols, d, frame, truth, per_group(groups, shared, varying, draw),
+                              mean, noise, groups)
+
+
+def crossed_grid(n_range, n_levels: int, d_per_n, d_levels: int, values: Sequence[float]):
+    """An N x D grid with every run at every value of a third input ``s`` (N, then D, then s: the grid's
+    order); the largest size is the test level."""
+    d = nd_design("grid", *n_range, n_levels=n_levels, d_per_n=d_per_n, d_levels=d_levels)
+    frame = d.frame.drop(columns="_run").merge(pd.DataFrame({"s": np.asarray(values, dtype=float)}), how="cross")
+    frame["_run"] = np.arange(len(frame))
+    return d, frame
+
+
+def crossed_grid_draft(family: str, what: str, cols, d, frame, truth, constants, mean, noise: Noise,
+                       groups: Sequence[str] | None) -> Draft:
+    """The draft of a ``crossed_grid`` problem: its columns named, groups added, N the axis."""
+    frame = frame.rename(columns={"N": cols["N"], "D": cols["D"], "s": cols["s"]})
     if groups:
         frame = designs.with_groups(frame, cols["group"], groups)
-    what = f"additive law over an effective size, {N}*f({S}) ({modifier}), and {D}"
-    return Draft(family="effective_size", description=what + (f"; {len(groups)} groups ({cols['group']})"
-                                                               if groups else ""),
-                 design=frame, inputs=columns(cols, ("N", "D", "s")), targets=(y,), truth=truth,
-                 constants=per_group(groups, shared, varying, draw), mean=mean, noise=noise,
-                 group=cols["group"] if groups else None, axis=(N,),
-                 test_ratio=d.test_ratio, max_constants=6)
+    return Draft(family=family, description=what + (f"; {len(groups)} groups ({cols['group']})" if groups else ""),
+                 design=frame, inputs=columns(cols, ("N", "D", "s")), targets=(cols["y"],), truth=truth,
+                 constants=constants, mean=mean, noise=noise, group=cols["group"] if groups else None,
+                 axis=(cols["N"],), test_ratio=d.test_ratio, max_constants=6)
