@@ -47,8 +47,9 @@ def _input_floor(S, L, inf, n):
     """The floor is another input: ``k*t + exp(b*t)*(A*N**-a + B*D**-b)``.
 
     Busbridge et al.'s distillation law to first order: a student's loss falls towards its teacher's
-    loss ``t``, given as an input, and how much is left to fall scales with ``t``.  Any loss bounded
-    by another measured loss has this shape; the input enters linearly, as proportions and losses do.
+    loss ``t``, given as an input, and how much is left to fall scales with ``t`` (their ``t**-c``,
+    written ``exp(b*t)`` as the library writes a linear input).  A loss bounded by another measured
+    loss may have this shape.  There is no constant floor: with one the form is over a cap of 6.
     """
     if not S or not L:
         return None

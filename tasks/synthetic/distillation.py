@@ -5,7 +5,8 @@ distillation: L = t + t^-c * (A*N^-a + B*D^-b), ``N`` and ``D`` the student's si
 is stronger than its students: the student cannot pass its teacher, and the better the teacher the
 further above it a student stays (``t**-c``; their capacity-gap factor, which matters when students
 outgrow their teacher, is left out).
-The teacher's loss spans no decade, so the search enters it linearly: no seed is this law.
+The teacher's loss spans no decade, so the search enters it linearly: its ``input_floor`` seed writes
+``t**-c`` as ``exp(b*t)`` and lets the floor's coefficient free, so no seed is this law.
 """
 from __future__ import annotations
 
