@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from tasks.synthetic.common import Draw, per_group, reference, resolve, scaled
-from tasks.synthetic.effective import crossed_grid, crossed_grid_draft
+from tasks.synthetic.nd_designs import crossed_grid, crossed_grid_draft
 from tasks.synthetic.record import Draft, Noise
 
 

@@ -13,11 +13,9 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-import pandas as pd
 
-from tasks.synthetic import designs
-from tasks.synthetic.common import Draw, columns, per_group, reference, resolve, scaled
-from tasks.synthetic.nd_designs import nd_design
+from tasks.synthetic.common import Draw, per_group, reference, resolve, scaled
+from tasks.synthetic.nd_designs import crossed_grid, crossed_grid_draft
 from tasks.synthetic.record import Draft, Noise
 
 MODIFIERS = {"sparsity": (0.0, 0.5, 0.75, 0.875), "precision": (3.0, 4.0, 6.0, 8.0, 16.0)}
@@ -51,23 +49,3 @@ def effective_size(draw: Draw, *, names=None, modifier: str = "sparsity", n_rang
     return crossed_grid_draft("effective_size", what, cols, d, frame, truth, per_group(groups, shared, varying, draw),
                               mean, noise, groups)
 
-
-def crossed_grid(n_range, n_levels: int, d_per_n, d_levels: int, values: Sequence[float]):
-    """An N x D grid with every run at every value of a third input ``s`` (N, then D, then s: the grid's
-    order); the largest size is the test level."""
-    d = nd_design("grid", *n_range, n_levels=n_levels, d_per_n=d_per_n, d_levels=d_levels)
-    frame = d.frame.drop(columns="_run").merge(pd.DataFrame({"s": np.asarray(values, dtype=float)}), how="cross")
-    frame["_run"] = np.arange(len(frame))
-    return d, frame
-
-
-def crossed_grid_draft(family: str, what: str, cols, d, frame, truth, constants, mean, noise: Noise,
-                       groups: Sequence[str] | None) -> Draft:
-    """The draft of a ``crossed_grid`` problem: its columns named, groups added, N the axis."""
-    frame = frame.rename(columns={"N": cols["N"], "D": cols["D"], "s": cols["s"]})
-    if groups:
-        frame = designs.with_groups(frame, cols["group"], groups)
-    return Draft(family=family, description=what + (f"; {len(groups)} groups ({cols['group']})" if groups else ""),
-                 design=frame, inputs=columns(cols, ("N", "D", "s")), targets=(cols["y"],), truth=truth,
-                 constants=constants, mean=mean, noise=noise, group=cols["group"] if groups else None,
-                 axis=(cols["N"],), test_ratio=d.test_ratio, max_constants=6)

@@ -8,11 +8,14 @@ D (each run evaluated along its schedule), extrapolating in N.  With ``n_levels`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 from tasks.synthetic import designs
+from tasks.synthetic.common import columns
+from tasks.synthetic.record import Draft, Noise
 
 
 @dataclass(frozen=True)
@@ -51,3 +54,24 @@ def nd_design(kind: str, n_lo: float, n_hi: float, *, n_levels: int = 6, d_per_n
         raise ValueError(f"{kind}: levels {spacing:.2f}x apart cannot put the test 2x beyond the training range")
     return NDDesign(kind, frame, axis, 0.99 * spacing ** test_levels,
                     (float(frame.N.min()), float(frame.N.max())), (float(frame.D.min()), float(frame.D.max())))
+
+
+def crossed_grid(n_range, n_levels: int, d_per_n, d_levels: int, values: Sequence[float]):
+    """An N x D grid with every run at every value of a third input ``s`` (N, then D, then s: the grid's
+    order); the largest size is the test level."""
+    d = nd_design("grid", *n_range, n_levels=n_levels, d_per_n=d_per_n, d_levels=d_levels)
+    frame = d.frame.drop(columns="_run").merge(pd.DataFrame({"s": np.asarray(values, dtype=float)}), how="cross")
+    frame["_run"] = np.arange(len(frame))
+    return d, frame
+
+
+def crossed_grid_draft(family: str, what: str, cols, d, frame, truth, constants, mean, noise: Noise,
+                       groups: Sequence[str] | None) -> Draft:
+    """The draft of a ``crossed_grid`` problem: its columns named, groups added, N the axis."""
+    frame = frame.rename(columns={"N": cols["N"], "D": cols["D"], "s": cols["s"]})
+    if groups:
+        frame = designs.with_groups(frame, cols["group"], groups)
+    return Draft(family=family, description=what + (f"; {len(groups)} groups ({cols['group']})" if groups else ""),
+                 design=frame, inputs=columns(cols, ("N", "D", "s")), targets=(cols["y"],), truth=truth,
+                 constants=constants, mean=mean, noise=noise, group=cols["group"] if groups else None,
+                 axis=(cols["N"],), test_ratio=d.test_ratio, max_constants=6)
