@@ -22,6 +22,14 @@ SCHEDULE = Noise(0.004, seed_sigma=0.005, bump=0.015)  # checkpoints of runs wit
 ACCURACY = Noise(0.012)
 POWERS_OF_TWO = (32, 64, 128, 256, 512, 1024, 2048)
 
+
+
+def _teacher_size(frame):
+    """The size a teacher of this loss has under L = 1.7 + 0.9*(N/1e9)**-0.3, to 3 significant digits."""
+    size = 1e9 * ((frame.teacher_loss - 1.7) / 0.9) ** (-1 / 0.3)
+    return [float(f"{v:.3g}") for v in size]
+
+
 ENTRIES = [
     # chinchilla_additive: the grid, IsoFLOP and checkpoint designs, groups, one large table
     (chinchilla_additive, dict(design="grid", n_range=(1e7, 1e10), n_levels=6, d_levels=6, noise=TYPICAL)),
@@ -77,6 +85,11 @@ ENTRIES = [
     (data_repetition, dict(names=dict(N="n_params", D="train_tokens", group="domain"), n_range=(1e7, 3e9),
                            n_levels=4, u_range=(1e9, 1e10), u_levels=2, epochs=(1, 2, 4, 8, 16, 32), axis="N",
                            groups=("code", "text"), noise=TYPICAL)),
+    # ... with the epochs recorded beside the tokens they are made of: four inputs, one redundant
+    (data_repetition, dict(names=dict(N="model_params", D="seen_tokens", U="unique_tokens"), n_range=(3e7, 3e9),
+                           n_levels=4, u_range=(1e9, 1e10), u_levels=3, epochs=(1, 2, 4, 8, 16), axis="N",
+                           noise=TYPICAL, recorded=("epochs", lambda f: f.seen_tokens / f.unique_tokens,
+                                                    "seen over unique tokens"))),
     # saturating: accuracy-like targets
     (saturating, dict(names=dict(group="benchmark"), kind="logistic", role="C", x_range=(1e18, 1e24),
                       n_levels=19, groups=("task_1", "task_2", "task_3"), noise=Noise(0.015))),
@@ -137,12 +150,20 @@ ENTRIES = [
     (effective_size, dict(names=dict(N="n_params", D="n_tokens", s="weight_bits", y="val_loss"),
                           modifier="precision", n_range=(1e6, 1e9), n_levels=7, d_levels=3,
                           values=(4.0, 6.0, 8.0, 12.0, 16.0), noise=TYPICAL)),
+    # ... a sparse sweep that records the active parameters beside the total and the sparsity
+    (effective_size, dict(names=dict(N="total_params", D="train_tokens", s="sparsity"), modifier="sparsity",
+                          n_range=(3e7, 3e10), n_levels=6, d_levels=3, noise=TYPICAL,
+                          recorded=("active_params", lambda f: f.total_params * (1 - f.sparsity),
+                                    "total params times the share kept"))),
     # distillation: the teacher's loss, an input, is the floor the student's loss falls towards
     (distillation, dict(n_range=(1e8, 1e10), n_levels=5, d_levels=4, noise=TYPICAL)),
     (distillation, dict(names=dict(N="n", D="tokens", s="teacher_ce", y="ce", group="domain"), n_range=(3e7, 3e9),
                         n_levels=6, d_levels=3, teachers=(2.0, 2.3, 2.7), groups=("web", "code"), noise=NOISY)),
     (distillation, dict(names=dict(N="params", D="data", s="teacher_loss", y="loss"), n_range=(1e7, 1e9),
                         n_levels=4, d_levels=5, teachers=(2.4, 2.6, 2.9, 3.2, 3.5), noise=QUIET)),
+    # ... with each teacher's size recorded beside its loss (the size a teacher law of its own gives)
+    (distillation, dict(n_range=(5e7, 5e9), n_levels=5, d_levels=4, teachers=(2.3, 2.6, 2.9, 3.3),
+                        noise=TYPICAL, recorded=("teacher_params", _teacher_size, "from a teacher's own law"))),
 ]
 
 

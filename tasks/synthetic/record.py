@@ -8,7 +8,7 @@ noiseless variant of a problem has exactly the same rows and constants.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
 import numpy as np
@@ -64,6 +64,18 @@ class Draft:
     test_ratio: float = 3.0         # the test rows reach this far beyond the training range along the axis
     holdout: float = 0.25           # without an axis: share of input settings held out as test
     max_constants: int = 6
+
+
+def with_recorded(draft: Draft, column: str, values: Callable[[pd.DataFrame], np.ndarray], what: str) -> Draft:
+    """The same problem with one more input a sweep records beside the others: derived from them
+    (a teacher's size beside its loss, epochs beside tokens and unique tokens), and unused by the truth.
+
+    A user hands sld every column they have; a search must find the law without being told which
+    of them is redundant, and it must search the laws over all inputs but one to do so."""
+    design = draft.design.copy()
+    design[column] = np.asarray(values(design), dtype=float)
+    return replace(draft, design=design, inputs=(*draft.inputs, column),
+                   description=f"{draft.description}; {column} recorded as well ({what})")
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import numpy as np
 
 from tasks.synthetic.catalog import entries
 from tasks.synthetic.common import Draw
-from tasks.synthetic.record import Draft, SyntheticProblem, finish
+from tasks.synthetic.record import Draft, SyntheticProblem, finish, with_recorded
 
 SUITE_SEED = 0
 
@@ -57,7 +57,7 @@ def get_draft(name: str, seed: int = SUITE_SEED) -> Draft:
     """The problem's design and truth before noise (its ``mean`` evaluates the truth anywhere)."""
     for entry, builder, options in entries():
         if entry == name:
-            return builder(Draw(np.random.default_rng(_streams(name, seed)[0])), **options)
+            return _draft(builder, options, Draw(np.random.default_rng(_streams(name, seed)[0])))
     raise UnknownProblem(name)
 
 
@@ -67,5 +67,13 @@ def _streams(name: str, seed: int) -> list[np.random.SeedSequence]:
 
 def _generate(name: str, builder, options: dict, seed: int, noiseless: bool) -> SyntheticProblem:
     design_seq, noise_seq, split_seq = _streams(name, seed)
-    draft = builder(Draw(np.random.default_rng(design_seq)), **options)
+    draft = _draft(builder, options, Draw(np.random.default_rng(design_seq)))
     return finish(name, draft, np.random.default_rng(noise_seq), np.random.default_rng(split_seq), noiseless)
+
+
+def _draft(builder, options: dict, draw: Draw) -> Draft:
+    """The family's draft; a catalogue entry's ``recorded`` option, (column, values, what), adds an input."""
+    options = dict(options)
+    recorded = options.pop("recorded", None)
+    draft = builder(draw, **options)
+    return with_recorded(draft, *recorded) if recorded else draft

@@ -115,7 +115,7 @@ def test_a_distilled_student_falls_towards_its_teacher_and_never_passes_it(noise
     distilled = [p for p in noiseless if p.family == "distillation"]
     assert len(distilled) >= 3
     for p in distilled:
-        size, tokens, teacher = p.problem.inputs
+        size, tokens, teacher = p.problem.inputs[:3]  # a fourth, when there is one, is the teacher's size
         df = pd.concat([p.train, p.test])
         y = df[p.problem.targets[0]]
         assert (y > df[teacher]).all(), p.name
@@ -123,6 +123,21 @@ def test_a_distilled_student_falls_towards_its_teacher_and_never_passes_it(noise
         assert np.all(np.diff(gap.to_numpy()) < 0), (p.name, gap)  # the teacher index is sorted ascending
         by_size = y.groupby([df[teacher], df[tokens], df[size]]).mean().unstack()
         assert np.all(np.diff(by_size.to_numpy(), axis=1) < 0), p.name
+
+
+def test_some_problems_record_a_column_the_truth_does_not_use_but_the_others_determine(noiseless):
+    """As users do: epochs beside seen and unique tokens, active beside total parameters, a teacher's size
+    beside its loss.  The search is told nothing of which input is redundant."""
+    recorded = [p for p in noiseless if "recorded as well" in p.description]
+    assert len(recorded) >= 3 and len({p.family for p in recorded}) >= 3
+    for p in recorded:
+        assert len(p.problem.inputs) >= 4, p.name
+        extra, others = p.problem.inputs[-1], list(p.problem.inputs[:-1])
+        df = pd.concat([p.train, p.test])
+        assert (df.groupby(others)[extra].nunique() == 1).all(), p.name   # the others fix it
+        assert df[extra].nunique() > 1, p.name
+        moved = df.assign(**{extra: df[extra] * 3.0})
+        np.testing.assert_array_equal(truth_of(p, moved), truth_of(p, df), err_msg=p.name)  # unused
 
 
 def test_every_truth_parses_under_the_problems_cap_with_a_value_for_each_constant(suite):
