@@ -16,7 +16,7 @@ from typing import Iterable
 from agent.problem import Problem
 from agent.search.bowls import DRIFT_VARIANTS, hybrid, level_times_bowl
 from agent.search.sweep_seeds import repetition_seeds, shared_target_seeds
-from agent.search.terms import Shape, log_term, per_target, power_term, rest_additive, scaled
+from agent.search.terms import Shape, all_and_all_but_one, log_term, per_target, power_term, rest_additive, scaled
 
 
 def _additive_power(S, L, inf, n):
@@ -302,8 +302,8 @@ def is_prior_shape(label: str | None) -> bool:
 
 
 def input_subsets(inputs: list[str], max_subsets: int = 8) -> Iterable[list[str]]:
-    """All inputs first, then each single input, then pairs (bounded)."""
-    yield list(inputs)
+    """All inputs first, then (from four inputs) all but one, then each single input, then pairs (bounded)."""
+    yield from all_and_all_but_one(inputs, max_subsets)
     if len(inputs) > 1:
         for x in inputs:
             yield [x]

@@ -8,7 +8,7 @@ for several targets are the library's own, passed in.
 from __future__ import annotations
 
 from agent.problem import Problem
-from agent.search.terms import Names, Shape, per_target, rest_additive, scaled
+from agent.search.terms import Names, Shape, all_and_all_but_one, per_target, rest_additive, scaled
 
 
 def repetition_law(entry: dict, S, L, inf, n) -> str | None:
@@ -103,14 +103,18 @@ LINKS = {"": exp_link, "+rate_sigmoid": rate_sigmoid_link}  # label suffix -> li
 
 def repetition_seeds(problem: Problem, summary: dict) -> list[tuple[str, tuple[str, ...]]]:
     """One data-constrained seed per (seen, pool) pair the summary found (``summary.repeated_data``),
-    over all inputs: the design of such a sweep, and only there (no other subset is seeded)."""
+    over all inputs (and, from four inputs, over all but one that keep the pair): the design of such a
+    sweep, and only there (no other subset is seeded)."""
     info = summary["inputs"]
-    S = [x for x in problem.inputs if info[x]["scale_like"]]
     out = []
     for entry in summary.get("repeated") or ():
-        kept_S = [x for x in S if x != entry["seen"] or entry["mode"] == "tokens"]
-        L = [scaled(x, info[x]) for x in problem.inputs if not info[x]["scale_like"] and x != entry["seen"]]
-        lines = per_target(problem, summary, lambda names: repetition_law(entry, kept_S, L, info, names))
-        if lines:
-            out.append((f"data_repetition[{entry['seen']}/{entry['pool']}:{entry['mode']}]", lines))
+        for k, subset in enumerate(all_and_all_but_one(list(problem.inputs))):
+            if entry["seen"] not in subset or entry["pool"] not in subset:
+                continue
+            S = [x for x in subset if info[x]["scale_like"] and (x != entry["seen"] or entry["mode"] == "tokens")]
+            L = [scaled(x, info[x]) for x in subset if not info[x]["scale_like"] and x != entry["seen"]]
+            lines = per_target(problem, summary, lambda names: repetition_law(entry, S, L, info, names))
+            if lines:
+                over = "" if k == 0 else f";{','.join(subset)}"  # the full set keeps its short label
+                out.append((f"data_repetition[{entry['seen']}/{entry['pool']}:{entry['mode']}{over}]", lines))
     return out

@@ -2,6 +2,8 @@
 (over their reference scale, in powers and logs)."""
 from __future__ import annotations
 
+import itertools
+
 from typing import Callable
 
 from agent.search.units import written
@@ -35,6 +37,16 @@ def log_term(name: str, info: dict) -> str:
 
 def power_term(name: str, info: dict, exponent: str) -> str:
     return f"{scaled(name, info)}**(-{exponent})"
+
+
+def all_and_all_but_one(inputs: list[str], max_subsets: int = 8) -> list[list[str]]:
+    """Every input, then (from four inputs) every input but one: a sweep's columns often hold one that
+    the others determine (epochs beside seen and unique tokens, a teacher's size beside its loss), and a
+    law over all of them is then over the cap or carries a term for nothing."""
+    out = [list(inputs)]
+    if len(inputs) > 3:
+        out += [list(rest) for rest in itertools.islice(itertools.combinations(inputs, len(inputs) - 1), max_subsets)]
+    return out
 
 
 def rest_additive(rest_S, rest_L, inf, n):

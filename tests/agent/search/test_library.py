@@ -136,6 +136,24 @@ def test_the_designs_seeds_come_right_after_the_shapes_over_every_input():
     assert len(set(labels)) == len(labels)
 
 
+def test_with_the_epochs_recorded_beside_tokens_and_pool_the_data_constrained_seed_leaves_them_out():
+    """Over all four inputs the seed adds a power term for the epochs: 8 constants, over the cap.  The
+    seed over the three that make the epochs holds the truth within the cap."""
+    from agent.fitting import fit_law, predict
+    _, _, df = data_constrained_sweep()
+    df["epochs"] = df.tokens / df.unique
+    problem = Problem(("n", "tokens", "unique", "epochs"), ("loss",), max_constants=6)
+    summary = summarize(problem, make_table(df, problem))
+    laws = dict(seed_laws(problem, summary))
+    full = parse_law(laws["data_repetition[tokens/unique:tokens]"], problem.inputs, problem.targets)
+    assert full.n_constants > 6
+    law = parse_law(laws["data_repetition[tokens/unique:tokens;n,tokens,unique]"], problem.inputs, problem.targets,
+                    max_constants=6)
+    table = make_table(df, problem)
+    fitted = fit_law(law, table, seed=0)
+    assert np.abs(predict(law, table, fitted.constants, table.groups)[:, 0] / table.y[:, 0] - 1).max() < 1e-3
+
+
 def test_an_epoch_count_over_a_pool_gets_the_epoch_form_of_the_seed():
     problem, summary, _ = data_constrained_sweep(epochs_column=True)
     assert {"seen": "epochs", "pool": "unique", "mode": "epochs"} in summary["repeated"]
@@ -339,13 +357,16 @@ def test_the_effective_size_form_fits_a_pruned_sweep_that_the_additive_law_canno
     assert nmse["effective_size[N,D,s]"] < nmse["additive_power[N,D,s]"] / 5, nmse
 
 
-def distillation_sweep(cap=6):
+def distillation_rows():
     """Students of sizes N on D tokens, each taught by a teacher whose loss t is an input: the student's
     loss falls towards t, and the better the teacher, the further above it the student stays."""
-    rows = pd.DataFrame([{"N": n, "D": d, "t": t, "loss": t + t ** -1.5 * (400 * n ** -0.34 + 410 * d ** -0.28)}
+    return pd.DataFrame([{"N": n, "D": d, "t": t, "loss": t + t ** -1.5 * (400 * n ** -0.34 + 410 * d ** -0.28)}
                          for n in np.logspace(8, 9.5, 5) for d in np.logspace(9.5, 11, 4) for t in (2.1, 2.4, 2.8, 3.2)])
+
+
+def distillation_sweep(cap=6):
     problem = Problem(("N", "D", "t"), ("loss",), axis=("N",), max_constants=cap)
-    table = make_table(rows, problem)
+    table = make_table(distillation_rows(), problem)
     return problem, summarize(problem, table), table
 
 
@@ -367,3 +388,21 @@ def test_a_loss_given_as_an_input_can_be_the_floor_that_the_target_falls_towards
     assert nmse["input_floor[N,D,t]"] < min(nmse["additive_power[N,D,t]"], nmse["effective_size[N,D,t]"]) / 5, nmse
     grid_problem, grid_summary = chinchilla_grid()
     assert not any(label.startswith("input_floor") for label, _ in seed_laws(grid_problem, grid_summary))
+
+
+def test_with_a_redundant_fourth_input_the_laws_over_the_other_three_are_seeded_before_single_inputs():
+    """A user hands over every column: here the teacher's size beside its loss.  The law over all four
+    inputs has 8 constants, over the cap, so only a law over all inputs but one holds the distillation form;
+    they come right after the full set (and the sweep's design seeds), before singles and pairs."""
+    from agent.search.library import input_subsets
+    rows = distillation_rows()
+    rows["teacher_N"] = [float(f"{1e9 * ((t - 1.7) / 0.9) ** (-1 / 0.3):.3g}") for t in rows.t]
+    four = Problem(("N", "D", "t", "teacher_N"), ("loss",), axis=("N",), max_constants=6)
+    labels = [label for label, _ in seed_laws(four, summarize(four, make_table(rows, four)))]
+    assert "input_floor[N,D,t]" in labels
+    first_single = min(i for i, label in enumerate(labels) if label.endswith("[N]"))
+    assert labels.index("input_floor[N,D,t]") < first_single
+    assert [s for s in input_subsets(["a", "b", "c", "d"])][:5] == [
+        ["a", "b", "c", "d"], ["a", "b", "c"], ["a", "b", "d"], ["a", "c", "d"], ["b", "c", "d"]]
+    assert list(input_subsets(["a", "b", "c"])) == [["a", "b", "c"], ["a"], ["b"], ["c"], ["a", "b"], ["a", "c"],
+                                                    ["b", "c"]]  # three inputs: as before
