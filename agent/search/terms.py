@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-
 from typing import Callable
 
 from agent.search.units import written

@@ -23,7 +23,6 @@ ACCURACY = Noise(0.012)
 POWERS_OF_TWO = (32, 64, 128, 256, 512, 1024, 2048)
 
 
-
 def _teacher_size(frame):
     """The size a teacher of this loss has under L = 1.7 + 0.9*(N/1e9)**-0.3, to 3 significant digits."""
     size = 1e9 * ((frame.teacher_loss - 1.7) / 0.9) ** (-1 / 0.3)
