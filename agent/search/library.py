@@ -315,7 +315,7 @@ def input_subsets(inputs: list[str], max_subsets: int = 8) -> Iterable[list[str]
 def seed_laws(problem: Problem, summary: dict) -> list[tuple[str, tuple[str, ...]]]:
     """(shape label, law lines) for every shape and input subset that fits the cap: every shape over
     all inputs, then the seeds of the sweep's design (data repetition, targets of the same runs),
-    then each single input and pairs.
+    then (from four inputs) every input but one, then each single input and pairs.
 
     Seeds are proposed in this order until a budget stops the search, and a sweep over three inputs
     has over a hundred: listed after every subset, the data-constrained form was never fitted on a
