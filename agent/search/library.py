@@ -43,6 +43,29 @@ def _effective_size(S, L, inf, n, linear=False):
     return f"{n('c')} + {first}" + rest_additive(S[1:], [], inf, n)
 
 
+def _effective_share(S, L, inf, n):
+    """The effective size over a share: ``E + A*(1 - s)**b*N**-a + B*D**-b``.
+
+    Where the input that is no scale is a share confined to [0, 1) (sparsity, a pruned fraction),
+    the literature's ``f`` is a power of what is left, ``N_eff = N*(1 - s)**r`` (Frantar et al.'s
+    sparse models), so the size term's coefficient is ``A*(1 - s)**b``: as plain as ``exp(b*s)``, and
+    far from it where most weights are gone.  Other linear inputs keep the ``exp(b*x)`` writing.
+    """
+    name_of = {scaled(x, info): x for x, info in inf.items()}
+    shares = [name_of[t] for t in L if t in name_of and is_share(inf[name_of[t]])]
+    if not S or not shares:
+        return None
+    kept = [t for t in L if name_of.get(t) not in shares]
+    head = power_term(S[0], inf[S[0]], n("a"))
+    coefficient = "*".join([f"(1 - {x})**{n('b')}" for x in shares] + [f"exp({n('b')}*{t})" for t in kept])
+    return f"{n('c')} + {n('c')}*{coefficient}*{head}" + rest_additive(S[1:], [], inf, n)
+
+
+def is_share(info: dict) -> bool:
+    """A linear input whose every value lies in [0, 1): a share of something (of the weights, of the data)."""
+    return not info["scale_like"] and info["min"] >= 0.0 and info["max"] < 1.0 and info["distinct"] > 1
+
+
 def _input_floor(S, L, inf, n):
     """The floor is another input: ``k*t + exp(b*t)*(A*N**-a + B*D**-b)``.
 
@@ -211,6 +234,7 @@ SHAPES: dict[str, Shape] = {
     "additive_power": _additive_power,
     "effective_size": _effective_size,
     "effective_size_linear": lambda S, L, i, n: _effective_size(S, L, i, n, linear=True),
+    "effective_size_share": _effective_share,
     "input_floor": _input_floor,
     "multiplicative_power": _multiplicative_power,
     "pure_power": _pure_power,
@@ -241,7 +265,7 @@ SHAPES: dict[str, Shape] = {
 # seed of each is always re-scored as a finalist, so a plain form is never lost to the winner's
 # curse of a long search before the final choice sees it (see ``agent.search.choice``).
 PRIOR_SHAPES = frozenset({
-    "additive_power", "effective_size", "effective_size_linear", "input_floor", "multiplicative_power", "pure_power",
+    "additive_power", "effective_size", "effective_size_linear", "effective_size_share", "input_floor", "multiplicative_power", "pure_power",
     "power_sum", "shifted_power", "broken_power",
     "rational", "exp_decay", "interacting_exponent", "drifting_exponent", "interacting_product",
     "interacting_product_no_floor",

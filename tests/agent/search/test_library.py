@@ -357,6 +357,30 @@ def test_the_effective_size_form_fits_a_pruned_sweep_that_the_additive_law_canno
     assert nmse["effective_size[N,D,s]"] < nmse["additive_power[N,D,s]"] / 5, nmse
 
 
+def test_a_share_of_the_weights_enters_as_a_power_of_what_is_left():
+    """Sparsity confined to [0, 1): the literature's effective size N*(1 - s)**r is seeded as written, and it
+    recovers the pruned sweep where the generic exp(b*s) writing leaves an error; a learning rate in (0, 1)
+    that spans decades is a scale, not a share."""
+    from agent.fitting import fit_law, predict
+    from agent.scoring import score
+    from agent.search.library import is_prior_shape
+    problem, summary, table = sparse_sweep()
+    shapes = dict(seed_laws(problem, summary))
+    assert shapes["effective_size_share[N,D,s]"][0] == (
+        "loss = c0 + c1*(1 - s)**b0*(N/1e+08)**(-a0) + c2*(D/1e+10)**(-a1)")
+    assert is_prior_shape("effective_size_share[N,D,s]")
+    nmse = {}
+    for label in ("effective_size_share[N,D,s]", "effective_size[N,D,s]"):
+        law = parse_law(shapes[label], problem.inputs, problem.targets)
+        nmse[label] = score(table.y, predict(law, table, fit_law(law, table, seed=0).constants, table.groups)).nmse
+    assert nmse["effective_size_share[N,D,s]"] < 1e-12 < nmse["effective_size[N,D,s]"], nmse
+    rows = pd.DataFrame([{"N": n, "lr": lr, "loss": 2.0 + 300 * n ** -0.3 + 0.05 * np.log10(lr / 1e-3) ** 2}
+                         for n in np.logspace(7, 9, 4) for lr in np.logspace(-4, -1, 5)])
+    lr_problem = Problem(("N", "lr"), ("loss",), axis=("N",))
+    lr_summary = summarize(lr_problem, make_table(rows, lr_problem))
+    assert not any(label.startswith("effective_size_share") for label, _ in seed_laws(lr_problem, lr_summary))
+
+
 def distillation_rows():
     """Students of sizes N on D tokens, each taught by a teacher whose loss t is an input: the student's
     loss falls towards t, and the better the teacher, the further above it the student stays."""
