@@ -61,6 +61,26 @@ def _effective_share(S, L, inf, n):
     return f"{n('c')} + {n('c')}*{coefficient}*{head}" + rest_additive(S[1:], [], inf, n)
 
 
+def _input_as_floor(S, L, inf, n):
+    """The floor is an input itself: ``t + t**-c*(A*N**-a + B*D**-b)``.
+
+    Busbridge et al.'s distillation law to first order, as written: the student's loss falls towards
+    its teacher's loss ``t`` with nothing in between (the floor's coefficient is 1, in the target's
+    units, not a fitted constant), and what is left to fall scales as a power of ``t``.  Seeded only
+    where one input lies below the target on every row (``summary``'s ``floor``), so it can be one.
+    """
+    name_of = {scaled(x, info): x for x, info in inf.items()}
+    floors = [t for t in L if t in name_of and inf[name_of[t]].get("floor")]
+    if not S or len(floors) != 1:
+        return None
+    floor = floors[0]
+    written_floor = (f"{floor}**(-{n('b')})" if inf[name_of[floor]]["positive"]
+                     else f"exp({n('b')}*{floor})")
+    scale = "*".join([written_floor] + [f"exp({n('b')}*{x})" for x in L if x != floor])
+    powers = " + ".join(f"{n('c')}*{power_term(x, inf[x], n('a'))}" for x in S)
+    return f"{name_of[floor]} + {scale}*({powers})"
+
+
 def is_share(info: dict) -> bool:
     """A linear input whose every value lies in [0, 1): a share of something (of the weights, of the data)."""
     return not info["scale_like"] and info["min"] >= 0.0 and info["max"] < 1.0 and info["distinct"] > 1
@@ -236,6 +256,7 @@ SHAPES: dict[str, Shape] = {
     "effective_size_linear": lambda S, L, i, n: _effective_size(S, L, i, n, linear=True),
     "effective_size_share": _effective_share,
     "input_floor": _input_floor,
+    "input_as_floor": _input_as_floor,
     "multiplicative_power": _multiplicative_power,
     "pure_power": _pure_power,
     "log_linear": _log_linear,
@@ -265,7 +286,7 @@ SHAPES: dict[str, Shape] = {
 # seed of each is always re-scored as a finalist, so a plain form is never lost to the winner's
 # curse of a long search before the final choice sees it (see ``agent.search.choice``).
 PRIOR_SHAPES = frozenset({
-    "additive_power", "effective_size", "effective_size_linear", "effective_size_share", "input_floor", "multiplicative_power", "pure_power",
+    "additive_power", "effective_size", "effective_size_linear", "effective_size_share", "input_floor", "input_as_floor", "multiplicative_power", "pure_power",
     "power_sum", "shifted_power", "broken_power",
     "rational", "exp_decay", "interacting_exponent", "drifting_exponent", "interacting_product",
     "interacting_product_no_floor",

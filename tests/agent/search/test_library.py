@@ -1,6 +1,7 @@
 """The seed library: generic shapes over whatever inputs a dataset has, within the constant cap."""
 import numpy as np
 import pandas as pd
+import pytest
 
 from agent.expressions import parse_law
 from agent.problem import Problem, make_table
@@ -412,6 +413,31 @@ def test_a_loss_given_as_an_input_can_be_the_floor_that_the_target_falls_towards
     assert nmse["input_floor[N,D,t]"] < min(nmse["additive_power[N,D,t]"], nmse["effective_size[N,D,t]"]) / 5, nmse
     grid_problem, grid_summary = chinchilla_grid()
     assert not any(label.startswith("input_floor") for label, _ in seed_laws(grid_problem, grid_summary))
+
+
+def test_a_loss_given_as_an_input_below_the_target_on_every_row_is_seeded_as_the_floor_itself():
+    """The teacher's loss t lies below the student's on every row and within its range: the literature's
+    law with t itself as the floor (no fitted coefficient) is seeded and recovers the sweep exactly, in any
+    units of the losses.  A share below every loss (sparsity) is no floor: it never reaches the loss."""
+    from agent.fitting import fit_law, predict
+    from agent.scoring import score
+    from agent.search.library import is_prior_shape
+    assert is_prior_shape("input_as_floor[N,D,t]")
+    for unit in (1.0, 100.0):
+        rows = distillation_rows()
+        rows[["t", "loss"]] *= unit
+        problem = Problem(("N", "D", "t"), ("loss",), axis=("N",))
+        table = make_table(rows, problem)
+        summary = summarize(problem, table)
+        assert summary["inputs"]["t"]["floor"] and not summary["inputs"]["N"]["floor"]
+        law = parse_law(dict(seed_laws(problem, summary))["input_as_floor[N,D,t]"], problem.inputs, problem.targets)
+        assert law.lines[0].startswith("loss = t + (t/")
+        fitted = fit_law(law, table, seed=0)
+        assert score(table.y, predict(law, table, fitted.constants, table.groups)).nmse < 1e-12
+        assert fitted.constants["all_data"]["b0"] == pytest.approx(1.5, rel=1e-6)  # the truth's t**-1.5
+    problem, summary, _ = sparse_sweep()
+    assert not summary["inputs"]["s"]["floor"]
+    assert not any(label.startswith("input_as_floor") for label, _ in seed_laws(problem, summary))
 
 
 def test_with_a_redundant_fourth_input_the_laws_over_the_other_three_are_seeded_before_single_inputs():
