@@ -15,6 +15,7 @@ from typing import Iterable
 
 from agent.problem import Problem
 from agent.search.bowls import DRIFT_VARIANTS, hybrid, level_times_bowl
+from agent.search.effective import effective_share, effective_size, input_as_floor, input_floor
 from agent.search.sweep_seeds import repetition_seeds, shared_target_seeds
 from agent.search.terms import Shape, all_and_all_but_one, log_term, per_target, power_term, rest_additive, scaled
 
@@ -22,84 +23,6 @@ from agent.search.terms import Shape, all_and_all_but_one, log_term, per_target,
 def _additive_power(S, L, inf, n):
     terms = [f"{n('c')}*{power_term(x, inf[x], n('a'))}" for x in S] + [f"{n('b')}*{x}" for x in L]
     return f"{n('c')} + " + " + ".join(terms) if terms else None
-
-
-def _effective_size(S, L, inf, n, linear=False):
-    """The additive power law over an effective size: ``E + A*exp(b*s)*N**-a + B*D**-b``.
-
-    The literature's effective size: an input that is no scale (sparsity, precision, a share of the
-    data) changes how much a parameter is worth, ``N_eff = N*f(s)``, and so only the size term's
-    coefficient, ``A*f(s)**-a``.  ``f`` differs between papers (a power of ``1 - s`` for sparsity,
-    a saturating exponential in the bits of precision); ``exp(b*s)`` and, with ``linear``, ``A + b*s``
-    are its two generic first-order writings.  Without such an input it is the additive law.
-    """
-    if not S or not L:
-        return None
-    head = power_term(S[0], inf[S[0]], n("a"))
-    if linear:
-        first = f"({n('c')} + " + " + ".join(f"{n('b')}*{x}" for x in L) + f")*{head}"
-    else:
-        first = f"{n('c')}*" + "*".join(f"exp({n('b')}*{x})" for x in L) + f"*{head}"
-    return f"{n('c')} + {first}" + rest_additive(S[1:], [], inf, n)
-
-
-def _effective_share(S, L, inf, n):
-    """The effective size over a share: ``E + A*(1 - s)**b*N**-a + B*D**-b``.
-
-    Where the input that is no scale is a share confined to [0, 1) (sparsity, a pruned fraction),
-    the literature's ``f`` is a power of what is left, ``N_eff = N*(1 - s)**r`` (Frantar et al.'s
-    sparse models), so the size term's coefficient is ``A*(1 - s)**b``: as plain as ``exp(b*s)``, and
-    far from it where most weights are gone.  Other linear inputs keep the ``exp(b*x)`` writing.
-    """
-    name_of = {scaled(x, info): x for x, info in inf.items()}
-    shares = [name_of[t] for t in L if t in name_of and is_share(inf[name_of[t]])]
-    if not S or not shares:
-        return None
-    kept = [t for t in L if name_of.get(t) not in shares]
-    head = power_term(S[0], inf[S[0]], n("a"))
-    coefficient = "*".join([f"(1 - {x})**{n('b')}" for x in shares] + [f"exp({n('b')}*{t})" for t in kept])
-    return f"{n('c')} + {n('c')}*{coefficient}*{head}" + rest_additive(S[1:], [], inf, n)
-
-
-def _input_as_floor(S, L, inf, n):
-    """The floor is an input itself: ``t + t**-c*(A*N**-a + B*D**-b)``.
-
-    Busbridge et al.'s distillation law to first order, as written: the student's loss falls towards
-    its teacher's loss ``t`` with nothing in between (the floor's coefficient is 1, in the target's
-    units, not a fitted constant), and what is left to fall scales as a power of ``t``.  Seeded only
-    where one input lies below the target on every row (``summary``'s ``floor``), so it can be one.
-    """
-    name_of = {scaled(x, info): x for x, info in inf.items()}
-    floors = [t for t in L if t in name_of and inf[name_of[t]].get("floor")]
-    if not S or len(floors) != 1:
-        return None
-    floor = floors[0]
-    written_floor = (f"{floor}**(-{n('b')})" if inf[name_of[floor]]["positive"]
-                     else f"exp({n('b')}*{floor})")
-    scale = "*".join([written_floor] + [f"exp({n('b')}*{x})" for x in L if x != floor])
-    powers = " + ".join(f"{n('c')}*{power_term(x, inf[x], n('a'))}" for x in S)
-    return f"{name_of[floor]} + {scale}*({powers})"
-
-
-def is_share(info: dict) -> bool:
-    """A linear input whose every value lies in [0, 1): a share of something (of the weights, of the data)."""
-    return not info["scale_like"] and info["min"] >= 0.0 and info["max"] < 1.0 and info["distinct"] > 1
-
-
-def _input_floor(S, L, inf, n):
-    """The floor is another input: ``k*t + exp(b*t)*(A*N**-a + B*D**-b)``.
-
-    Busbridge et al.'s distillation law to first order: a student's loss falls towards its teacher's
-    loss ``t``, given as an input, and how much is left to fall scales with ``t`` (their ``t**-c``,
-    written ``exp(b*t)`` as the library writes a linear input).  A loss bounded by another measured
-    loss may have this shape.  There is no constant floor: with one the form is over a cap of 6.
-    """
-    if not S or not L:
-        return None
-    floor = " + ".join(f"{n('b')}*{x}" for x in L)
-    scale = "*".join(f"exp({n('b')}*{x})" for x in L)
-    powers = " + ".join(f"{n('c')}*{power_term(x, inf[x], n('a'))}" for x in S)
-    return f"{floor} + {scale}*({powers})"
 
 
 def _multiplicative_power(S, L, inf, n):
@@ -252,11 +175,11 @@ SHAPES: dict[str, Shape] = {
     **{f"level_times_diagonal_bowl_{k}": functools.partial(level_times_bowl, variant=k, cross=False)
        for k in range(DRIFT_VARIANTS)},
     "additive_power": _additive_power,
-    "effective_size": _effective_size,
-    "effective_size_linear": lambda S, L, i, n: _effective_size(S, L, i, n, linear=True),
-    "effective_size_share": _effective_share,
-    "input_floor": _input_floor,
-    "input_as_floor": _input_as_floor,
+    "effective_size": effective_size,
+    "effective_size_linear": lambda S, L, i, n: effective_size(S, L, i, n, linear=True),
+    "effective_size_share": effective_share,
+    "input_floor": input_floor,
+    "input_as_floor": input_as_floor,
     "multiplicative_power": _multiplicative_power,
     "pure_power": _pure_power,
     "log_linear": _log_linear,

@@ -30,6 +30,11 @@ def scaled(name: str, info: dict) -> str:
     return written(name, info.get("reference", 1.0))
 
 
+def columns_of(inf: dict) -> dict[str, str]:
+    """The column each input's written form stands for: shapes get linear inputs as written, ``(t/2.6)``."""
+    return {scaled(x, info): x for x, info in inf.items()}
+
+
 def log_term(name: str, info: dict) -> str:
     return f"log({scaled(name, info)})"
 
