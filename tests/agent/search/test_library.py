@@ -330,6 +330,17 @@ def sparse_sweep(cap=6):
     return problem, summarize(problem, table), table
 
 
+def seed_nmse(problem, table, shapes, labels) -> dict[str, float]:
+    """Each named seed fitted on every row of ``table``: its NMSE there."""
+    from agent.fitting import fit_law, predict
+    from agent.scoring import score
+    out = {}
+    for label in labels:
+        law = parse_law(shapes[label], problem.inputs, problem.targets)
+        out[label] = score(table.y, predict(law, table, fit_law(law, table, seed=0).constants, table.groups)).nmse
+    return out
+
+
 def test_an_input_spanning_no_decade_beside_sizes_gets_the_effective_size_forms():
     """Sparsity or precision changes what a parameter is worth: only the size term's coefficient moves,
     as exp(b*s) or linearly; without such an input (Chinchilla's N x D grid) the forms are not seeded."""
@@ -347,14 +358,10 @@ def test_an_input_spanning_no_decade_beside_sizes_gets_the_effective_size_forms(
 
 
 def test_the_effective_size_form_fits_a_pruned_sweep_that_the_additive_law_cannot():
-    from agent.fitting import fit_law, predict
-    from agent.scoring import score
     problem, summary, table = sparse_sweep()
     shapes = dict(seed_laws(problem, summary))
-    nmse = {}
-    for label in ("effective_size[N,D,s]", "additive_power[N,D,s]"):  # the latter adds b*s to the loss
-        law = parse_law(shapes[label], problem.inputs, problem.targets)
-        nmse[label] = score(table.y, predict(law, table, fit_law(law, table, seed=0).constants, table.groups)).nmse
+    # the additive law over (N, D, s) adds b*s to the loss
+    nmse = seed_nmse(problem, table, shapes, ("effective_size[N,D,s]", "additive_power[N,D,s]"))
     assert nmse["effective_size[N,D,s]"] < nmse["additive_power[N,D,s]"] / 5, nmse
 
 
@@ -362,18 +369,13 @@ def test_a_share_of_the_weights_enters_as_a_power_of_what_is_left():
     """Sparsity confined to [0, 1): the literature's effective size N*(1 - s)**r is seeded as written, and it
     recovers the pruned sweep where the generic exp(b*s) writing leaves an error; a learning rate in (0, 1)
     that spans decades is a scale, not a share."""
-    from agent.fitting import fit_law, predict
-    from agent.scoring import score
     from agent.search.library import is_prior_shape
     problem, summary, table = sparse_sweep()
     shapes = dict(seed_laws(problem, summary))
     assert shapes["effective_size_share[N,D,s]"][0] == (
         "loss = c0 + c1*(1 - s)**b0*(N/1e+08)**(-a0) + c2*(D/1e+10)**(-a1)")
     assert is_prior_shape("effective_size_share[N,D,s]")
-    nmse = {}
-    for label in ("effective_size_share[N,D,s]", "effective_size[N,D,s]"):
-        law = parse_law(shapes[label], problem.inputs, problem.targets)
-        nmse[label] = score(table.y, predict(law, table, fit_law(law, table, seed=0).constants, table.groups)).nmse
+    nmse = seed_nmse(problem, table, shapes, ("effective_size_share[N,D,s]", "effective_size[N,D,s]"))
     assert nmse["effective_size_share[N,D,s]"] < 1e-12 < nmse["effective_size[N,D,s]"], nmse
     rows = pd.DataFrame([{"N": n, "lr": lr, "loss": 2.0 + 300 * n ** -0.3 + 0.05 * np.log10(lr / 1e-3) ** 2}
                          for n in np.logspace(7, 9, 4) for lr in np.logspace(-4, -1, 5)])
@@ -398,18 +400,14 @@ def distillation_sweep(cap=6):
 def test_a_loss_given_as_an_input_can_be_the_floor_that_the_target_falls_towards():
     """Distillation: the teacher's loss is the student's floor and scales the rest.  No additive law
     with a constant floor fits that, and the form is seeded only where a linear input sits beside sizes."""
-    from agent.fitting import fit_law, predict
-    from agent.scoring import score
     from agent.search.library import is_prior_shape
     problem, summary, table = distillation_sweep()
     shapes = dict(seed_laws(problem, summary))
     assert shapes["input_floor[N,D,t]"][0] == (
         "loss = b0*(t/2.6) + exp(b1*(t/2.6))*(c0*(N/5.6e+08)**(-a0) + c1*(D/1.8e+10)**(-a1))")
     assert is_prior_shape("input_floor[N,D,t]")
-    nmse = {}
-    for label in ("input_floor[N,D,t]", "additive_power[N,D,t]", "effective_size[N,D,t]"):
-        law = parse_law(shapes[label], problem.inputs, problem.targets)
-        nmse[label] = score(table.y, predict(law, table, fit_law(law, table, seed=0).constants, table.groups)).nmse
+    nmse = seed_nmse(problem, table, shapes,
+                     ("input_floor[N,D,t]", "additive_power[N,D,t]", "effective_size[N,D,t]"))
     assert nmse["input_floor[N,D,t]"] < min(nmse["additive_power[N,D,t]"], nmse["effective_size[N,D,t]"]) / 5, nmse
     grid_problem, grid_summary = chinchilla_grid()
     assert not any(label.startswith("input_floor") for label, _ in seed_laws(grid_problem, grid_summary))
