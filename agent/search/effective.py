@@ -54,7 +54,8 @@ def input_as_floor(S, L, inf, n):
     Busbridge et al.'s distillation law to first order, as written: the student's loss falls towards
     its teacher's loss ``t`` with nothing in between (the floor's coefficient is 1, in the target's
     units, not a fitted constant), and what is left to fall scales as a power of ``t``.  Seeded only
-    where one input lies below the target on every row (``summary``'s ``floor``), so it can be one.
+    where one linear input lies below the target on every row and reaches into its range (``summary``'s
+    ``floor``): so it can be the floor, and is in the target's units.
     """
     name_of = columns_of(inf)
     floors = [t for t in L if t in name_of and inf[name_of[t]].get("floor")]

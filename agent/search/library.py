@@ -209,7 +209,8 @@ SHAPES: dict[str, Shape] = {
 # seed of each is always re-scored as a finalist, so a plain form is never lost to the winner's
 # curse of a long search before the final choice sees it (see ``agent.search.choice``).
 PRIOR_SHAPES = frozenset({
-    "additive_power", "effective_size", "effective_size_linear", "effective_size_share", "input_floor", "input_as_floor", "multiplicative_power", "pure_power",
+    "additive_power", "effective_size", "effective_size_linear", "effective_size_share", "input_floor",
+    "input_as_floor", "multiplicative_power", "pure_power",
     "power_sum", "shifted_power", "broken_power",
     "rational", "exp_decay", "interacting_exponent", "drifting_exponent", "interacting_product",
     "interacting_product_no_floor",

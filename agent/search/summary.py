@@ -28,7 +28,8 @@ def summarize(problem: Problem, table: Table, *, rows_per_group: int = 3) -> dic
             "distinct": int(len(np.unique(x))),
             # below the one target on every row and reaching into its range (so in its units, not a
             # share or a count below every loss): a loss given as an input (a teacher's) may be its floor
-            "floor": len(problem.targets) == 1 and bool(np.all(x < table.y[:, 0]) and x.max() > table.y[:, 0].min()),
+            "floor": len(problem.targets) == 1 and bool(np.all(x < table.y[:, 0])
+                                                        and x.max() > table.y[:, 0].min()),
         }
     targets = {}
     for j, name in enumerate(problem.targets):
