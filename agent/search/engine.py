@@ -151,7 +151,9 @@ class Search:
         sel = self.config.selection
         def score_of(c: Candidate) -> float:
             value = rescored(c.validation, c.complexity, sel, sel.final_disagreement_weight)
-            return c.score if value is None else value
+            value = c.score if value is None else value
+            # a rate predicted past 1 far out: one failed plausibility check, at the choice only
+            return value - sel.implausible_penalty * 0.5 if c.validation.get("rate_left") else value
 
         def error_of(c: Candidate) -> float | None:
             ordered = sel.fold_weights != "uniform" and bool(c.validation.get("folds_ordered"))

@@ -119,6 +119,7 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int, options: FitOptions
         validation={"r2": first_scores.r2, "nmse": first_scores.nmse, "nmae": first_scores.nmae,
                     "fold_r2": [float(r) for r in fold_r2], "mean_fold_r2": agg,
                     "implausibility": penalty, "disagreement": spread,
+                    "rate_left": _rate_left(law, first_fit.constants, ctx),
                     # the parts of the score, so a selection rule can be re-derived on a finished run
                     "fold_nmse": [float(v) for v in fold_nmse], "fold_nmse_untrimmed": [float(v) for v in plain_nmse],
                     "fold_se": fold_se,
@@ -274,6 +275,24 @@ def _implausibility(law, constants, ctx: EvaluationContext) -> tuple[float, list
             notes.append(f"target {law.targets[j]} turns around beyond the training range")
             break
     return min(penalty, 1.0), notes
+
+
+def _rate_left(law, constants, ctx: EvaluationContext) -> bool:
+    """Whether a target that is a rate (every observed value in [0, 1]: an accuracy, a win rate) is
+    predicted past 1 at the probes.  Recorded, not scored: the final choice weighs it
+    (``Search._choice``), the search's screening does not (as a penalty there it sent the search
+    down other paths and lost two saturating problems of the development suite on one seed)."""
+    if ctx.probes is None or len(ctx.probes) == 0:
+        return False
+    try:
+        pred = predict(law, ctx.probes, constants, ctx.probes.groups)
+    except FitError:
+        return False
+    y = ctx.table.y
+    # the search's targets are over their references: a rate's 1 is 1/reference there
+    one = np.array([1.0 / ctx.units.targets[t] if ctx.units else 1.0 for t in ctx.problem.targets])
+    with np.errstate(invalid="ignore"):
+        return bool(np.any((y.min(axis=0) >= 0) & (y.max(axis=0) <= one) & np.any(pred > one, axis=0)))
 
 
 def _near_checks(probe_predictions: np.ndarray, y: np.ndarray) -> tuple[bool, bool]:

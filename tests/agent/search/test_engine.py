@@ -11,6 +11,7 @@ from agent.search import (BudgetExhausted, Candidate, OfflineProposer, Proposal,
                           SearchConfig)
 from agent.expressions import parse_law
 from agent.fitting import predict
+from agent.problem import Problem
 from agent.search.engine import MAX_ALTERNATIVES
 from agent.search.library import PRIOR_SHAPES
 from agent.search.writing import as_powers
@@ -173,6 +174,25 @@ def test_a_chosen_law_whose_final_refit_blows_up_near_the_data_gives_way_to_the_
     monkeypatch.setattr(search, "_choice", lambda: (chosen, [chosen]))
     final = search.finalize()
     assert final.candidate_id == chosen.id and "implausible_refit" not in final.selection
+
+
+def test_at_the_choice_a_rate_predicted_past_one_ranks_one_failed_check_lower():
+    """Of two close finalists, the one whose accuracy climbs past 1 at 10x-100x gives way (the
+    search's own screening never saw that check: see test_evaluate)."""
+    C = np.logspace(18, 21, 10)
+    data = pd.DataFrame({"C": C, "acc": 0.7 - 0.5 * np.exp(-(C / 1e21) ** 0.4)})
+    search = Search(Problem(("C",), ("acc",), axis=("C",)), data, SearchConfig(budget=1))
+
+    def finalist(i, score, rate_left):
+        return Candidate(id=i, generation=0, lines=("acc = c0 + c1*(C/1e21)**a",), proposer="offline", status="ok",
+                         canonical=f"law{i}", constants={"all_data": {"c0": 0.2, "c1": 0.3, "a": 0.1}},
+                         validation={"rate_left": rate_left}, score=score, kind="finalist")
+
+    search.candidates = [finalist(0, 1.00, True), finalist(1, 0.95, False)]
+    search.best_id = 0
+    assert search._choice()[0].id == 1
+    search.candidates = [finalist(0, 1.00, False), finalist(1, 0.95, False)]
+    assert search._choice()[0].id == 0
 
 
 def test_finalists_can_also_be_fitted_with_a_robust_loss_and_the_plain_fit_wins_ties(

@@ -131,6 +131,34 @@ def test_a_law_that_turns_or_goes_negative_only_far_beyond_the_data_is_implausib
     assert penalty > 0 and any("turns around" in n for n in notes)
 
 
+def accuracy_context(unit=1.0):
+    """An accuracy between 0.2 and 0.45 over three decades of compute (``unit``: 100 for a percentage)."""
+    C = np.logspace(18, 21, 10)
+    acc = unit * (0.7 - 0.5 * np.exp(-(C / 1e21) ** 0.4))
+    return Search(Problem(("C",), ("acc",), axis=("C",)), pd.DataFrame({"C": C, "acc": acc}),
+                  SearchConfig(budget=1)).context
+
+
+def test_a_rate_predicted_past_one_far_beyond_the_data_is_recorded_but_not_scored():
+    """A rising power law through an accuracy passes 1 by 100x; a law saturating below 1 does not.  A
+    percentage is no rate.  The screening score ignores it (the final choice weighs it: test_engine)."""
+    from agent.expressions import parse_law
+    from agent.search.evaluate import _rate_left
+
+    for unit, is_rate in ((1.0, True), (100.0, False)):
+        ctx = accuracy_context(unit)
+
+        def rate_left(text, constants):  # as the search sees the law: over normalised inputs and target
+            form = ctx.units.fitted(parse_law(text, ("C",), ("acc",)))
+            return _rate_left(form.law, form.to_fitted({"all_data": constants}), ctx)
+
+        assert not rate_left(("acc = top - (top - base)*exp(-(C/1e21)**k)",),
+                             {"top": 0.7 * unit, "base": 0.2 * unit, "k": 0.4})
+        assert rate_left(("acc = c0 + c1*(C/1e21)**a",), {"c0": 0.05 * unit, "c1": 0.4 * unit, "a": 0.2}) == is_rate
+    out = evaluate_lines(("acc = c0 + c1*(C/1e21)**a",), accuracy_context(), seed=0)
+    assert "rate_left" in out["validation"] and out["validation"]["implausibility"] == 0.0
+
+
 def test_a_bowl_whose_optimum_moves_with_scale_is_plausible_though_fixed_settings_turn_around():
     """At one learning rate the loss of such a sweep rises again far out (its optimum moves away),
     but the best loss over the rates tried keeps falling: the trend is checked on that envelope."""
