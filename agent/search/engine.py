@@ -33,7 +33,7 @@ from agent.search.population import Population
 from agent.search.proposers.base import Proposer
 from agent.search.proposers.mix import ProposerMix
 from agent.search.records import FINALIST, Candidate, Proposal
-from agent.search.selection import rescored, score_standard_error
+from agent.search.selection import choice_score, score_standard_error
 from agent.search.summary import summarize
 from agent.search.units import Units, check_columns
 
@@ -150,10 +150,7 @@ class Search:
             return None, []
         sel = self.config.selection
         def score_of(c: Candidate) -> float:
-            value = rescored(c.validation, c.complexity, sel, sel.final_disagreement_weight)
-            value = c.score if value is None else value
-            # a rate predicted past 1 far out: one failed plausibility check, at the choice only
-            return value - sel.implausible_penalty * 0.5 if c.validation.get("rate_left") else value
+            return choice_score(c.validation, c.complexity, c.score, sel)
 
         def error_of(c: Candidate) -> float | None:
             ordered = sel.fold_weights != "uniform" and bool(c.validation.get("folds_ordered"))

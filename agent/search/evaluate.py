@@ -106,7 +106,8 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int, options: FitOptions
     if not np.isfinite(fold_r2[0]):
         out["reason"] = "non-finite predictions on validation"
         return _done(out, t0)
-    penalty, notes = _implausibility(law, first_fit.constants, ctx)
+    probe_predictions = _probe_predictions(law, first_fit.constants, ctx)
+    penalty, notes = _implausibility(law, first_fit.constants, ctx, probe_predictions)
     sel = ctx.selection
     ordered = sel.fold_weights != "uniform" and all(f.ordered for f in ctx.folds)
     weights = fold_weights(len(fold_r2), ordered)
@@ -119,7 +120,7 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int, options: FitOptions
         validation={"r2": first_scores.r2, "nmse": first_scores.nmse, "nmae": first_scores.nmae,
                     "fold_r2": [float(r) for r in fold_r2], "mean_fold_r2": agg,
                     "implausibility": penalty, "disagreement": spread,
-                    "rate_left": _rate_left(law, first_fit.constants, ctx),
+                    "rate_left": _rate_left(law, first_fit.constants, ctx, probe_predictions),
                     # the parts of the score, so a selection rule can be re-derived on a finished run
                     "fold_nmse": [float(v) for v in fold_nmse], "fold_nmse_untrimmed": [float(v) for v in plain_nmse],
                     "fold_se": fold_se,
@@ -230,7 +231,19 @@ def _disagreement(law, fits, ctx: EvaluationContext) -> float | None:
     return float(np.clip(spread, 0.0, 2.0)) if np.isfinite(spread) else 2.0
 
 
-def _implausibility(law, constants, ctx: EvaluationContext) -> tuple[float, list[str]]:
+def _probe_predictions(law, constants, ctx: EvaluationContext) -> np.ndarray | None:
+    """The law at the probe rows (None without probes or where a probe group has no constants):
+    computed once per evaluation for both far checks below."""
+    if ctx.probes is None or len(ctx.probes) == 0:
+        return None
+    try:
+        return predict(law, ctx.probes, constants, ctx.probes.groups)
+    except FitError:
+        return None
+
+
+def _implausibility(law, constants, ctx: EvaluationContext,
+                    predictions: np.ndarray | None = None) -> tuple[float, list[str]]:
     """0 for a plausible extrapolation, up to 1 (half a point per failed check).
 
     Near the data (2x, 4x) predictions must stay within a span of the
@@ -243,9 +256,8 @@ def _implausibility(law, constants, ctx: EvaluationContext) -> tuple[float, list
     probes = ctx.probes
     if probes is None or len(probes) == 0:
         return 0.0, []
-    try:
-        pred = predict(law, probes, constants, probes.groups)
-    except FitError:
+    pred = _probe_predictions(law, constants, ctx) if predictions is None else predictions
+    if pred is None:
         return 1.0, ["probe groups without constants"]
     notes, penalty = [], 0.0
     y = ctx.table.y
@@ -277,16 +289,13 @@ def _implausibility(law, constants, ctx: EvaluationContext) -> tuple[float, list
     return min(penalty, 1.0), notes
 
 
-def _rate_left(law, constants, ctx: EvaluationContext) -> bool:
+def _rate_left(law, constants, ctx: EvaluationContext, predictions: np.ndarray | None = None) -> bool:
     """Whether a target that is a rate (every observed value in [0, 1]: an accuracy, a win rate) is
     predicted past 1 at the probes.  Recorded, not scored: the final choice weighs it
-    (``Search._choice``), the search's screening does not (as a penalty there it sent the search
-    down other paths and lost two saturating problems of the development suite on one seed)."""
-    if ctx.probes is None or len(ctx.probes) == 0:
-        return False
-    try:
-        pred = predict(law, ctx.probes, constants, ctx.probes.groups)
-    except FitError:
+    (``selection.choice_score``), the search's screening does not (as a penalty there it sent the
+    search down other paths and lost two saturating problems of the development suite on one seed)."""
+    pred = _probe_predictions(law, constants, ctx) if predictions is None else predictions
+    if pred is None:
         return False
     y = ctx.table.y
     # the search's targets are over their references: a rate's 1 is 1/reference there

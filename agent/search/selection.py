@@ -74,6 +74,15 @@ def rescored(validation: dict, complexity: int, sel: Selection, disagreement_wei
                            validation.get("implausibility", 0.0), complexity, ordered, sel, disagreement_weight)
 
 
+def choice_score(validation: dict, complexity: int, score: float, sel: Selection) -> float:
+    """A finalist's score at the final choice: its parts rescored with the final disagreement weight
+    (its search score where it has no parts), one failed plausibility check lower where it predicts a
+    rate past 1 far out (``rate_left``: recorded by every evaluation, weighed here only)."""
+    value = rescored(validation, complexity, sel, sel.final_disagreement_weight)
+    value = score if value is None else value
+    return value - sel.implausible_penalty * 0.5 if validation.get("rate_left") else value
+
+
 def score_standard_error(validation: dict, ordered: bool) -> float | None:
     """The standard error of a selection score, in decades: the folds' errors as independent estimates
     (``fold_se`` per fold, see ``agent.search.evaluate``) averaged with the score's fold weights."""
