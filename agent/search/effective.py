@@ -18,7 +18,8 @@ def effective_size(S, L, inf, n, linear=False):
     data) changes how much a parameter is worth, ``N_eff = N*f(s)``, and so only the size term's
     coefficient, ``A*f(s)**-a``.  ``f`` differs between papers (a power of ``1 - s`` for sparsity,
     a saturating exponential in the bits of precision); ``exp(b*s)`` and, with ``linear``, ``A + b*s``
-    are its two generic first-order writings.  Without such an input it is the additive law.
+    are its two generic first-order writings (``effective_share`` writes the first as the papers do).
+    Without such an input it is the additive law.
     """
     if not S or not L:
         return None
