@@ -33,6 +33,14 @@ work against it, as PySR's ``model_selection`` names its policy:
    (their drift terms are the literature's own choice of reference).  The
    finalist pool measures the literature forms against the best law the
    choice can report.
+5. **A loss stays positive.**  A law that predicts a target positive on every
+   row at or below zero at the horizon (1e3x, 1e6x along the axis:
+   ``evaluate._leaves_sign``) is not reported while a finalist that keeps the
+   sign is there.  Such a law is a log, or a rising power with a negative
+   coefficient: what a fit makes of a bend it cannot follow.  On the
+   development suite it was chosen once in 58 problems (seed 0): a broken
+   power law reported as ``c0 - 5.7*N**0.047``, 446x the oracle's test error,
+   while the finalist that writes the break was there.
 
 Last, a law is reported as the literature writes it: ``exp(b*log N)`` fitted
 alike as ``N**-a`` is reported as the power law (``library.WRITTEN_AS``); where no
@@ -131,6 +139,7 @@ def choose(candidates: Sequence[Candidate], *, margin: float, plain_loss: str, p
     finalists = [c for c in ok if c.finalist] or ok
     if not finalists:
         return None, []
+    finalists = [c for c in finalists if not c.validation.get("leaves_sign")] or finalists  # rule 5
     penalty = 0.0 if reference is None or reference.exclude else reference.penalty
     if reference is not None and reference.exclude:
         finalists = [c for c in finalists if not reference.tied(c)] or finalists

@@ -11,7 +11,7 @@ import pandas as pd
 
 from agent.fitting import FitOptions
 from agent.problem import Problem, Table, axis_values, make_table
-from agent.search.probes import build_probes
+from agent.search.probes import build_horizon, build_probes
 from agent.search.selection import Selection
 from agent.search.units import Units
 from agent.splits import Fold, make_folds
@@ -40,6 +40,7 @@ class EvaluationContext:
     fit_options: FitOptions = SEARCH_FIT
     selection: Selection = Selection()
     units: Units | None = None           # how ``table`` was normalised (None: it was not)
+    horizon: Table | None = None         # the probes' rows pushed 1e3x and 1e6x (``evaluate._leaves_sign``)
 
     @classmethod
     def build(cls, problem: Problem, train_df: pd.DataFrame, table: Table, units: Units,
@@ -52,7 +53,8 @@ class EvaluationContext:
         folds = make_folds(axis, search_table.groups, search_table.X, list(problem.inputs), seed=config.seed,
                            n_folds=config.n_folds)
         probes, monotone = build_probes(search_df, problem, search_table, axis)
-        return cls(problem, search_table, folds, probes, monotone, config.fit, config.selection, units)
+        return cls(problem, search_table, folds, probes, monotone, config.fit, config.selection, units,
+                   build_horizon(problem, search_table, axis))
 
 
 def sample_groups(df: pd.DataFrame, problem: Problem, table: Table, max_groups: int, seed: int) -> pd.DataFrame:

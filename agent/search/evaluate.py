@@ -121,6 +121,7 @@ def evaluate_lines(lines, ctx: EvaluationContext, seed: int, options: FitOptions
                     "fold_r2": [float(r) for r in fold_r2], "mean_fold_r2": agg,
                     "implausibility": penalty, "disagreement": spread,
                     "rate_left": _rate_left(law, first_fit.constants, ctx, probe_predictions),
+                    "leaves_sign": _leaves_sign(law, first_fit.constants, ctx),
                     # the parts of the score, so a selection rule can be re-derived on a finished run
                     "fold_nmse": [float(v) for v in fold_nmse], "fold_nmse_untrimmed": [float(v) for v in plain_nmse],
                     "fold_se": fold_se,
@@ -234,12 +235,28 @@ def _disagreement(law, fits, ctx: EvaluationContext) -> float | None:
 def _probe_predictions(law, constants, ctx: EvaluationContext) -> np.ndarray | None:
     """The law at the probe rows (None without probes or where a probe group has no constants):
     computed once per evaluation for both far checks below."""
-    if ctx.probes is None or len(ctx.probes) == 0:
+    return _predict_at(law, constants, ctx.probes)
+
+
+def _predict_at(law, constants, rows: Table | None) -> np.ndarray | None:
+    if rows is None or len(rows) == 0:
         return None
     try:
-        return predict(law, ctx.probes, constants, ctx.probes.groups)
+        return predict(law, rows, constants, rows.groups)
     except FitError:
         return None
+
+
+def _leaves_sign(law, constants, ctx: EvaluationContext) -> bool:
+    """Whether a target positive on every row (a loss) is predicted at or below zero, or not at all,
+    at the horizon (1e3x, 1e6x along the axis).  Recorded, not scored: the final choice reports such a
+    law only where every finalist is one (``choice.choose``), so the search itself is unchanged."""
+    pred = _predict_at(law, constants, ctx.horizon)
+    if pred is None:
+        return False
+    positive = ctx.table.y.min(axis=0) > 0
+    with np.errstate(invalid="ignore"):
+        return bool(np.any(positive & np.any((pred <= 0) | np.isnan(pred), axis=0)))
 
 
 def _implausibility(law, constants, ctx: EvaluationContext,

@@ -10,6 +10,11 @@ from agent.problem import Problem, Table
 NEAR_FACTORS = (1.0, 2.0, 4.0)   # where fits from different origins are compared (the disagreement)
 FAR_FACTORS = (10.0, 100.0)      # where only asymptotic sanity is checked: finite, sign kept, monotone
 FACTORS = NEAR_FACTORS + FAR_FACTORS
+# where a law must still give a target its sign (a loss stays positive): six orders of magnitude, as
+# far as anyone extrapolates.  A power law over a floor keeps its sign at any scale; a log, or a power
+# with a negative coefficient and exponent (what a fit makes of a bend it cannot follow), falls
+# through zero somewhere, and past 100x only such a law does
+HORIZON_FACTORS = (1e3, 1e6)
 MONOTONE_RHO = 0.5   # |median within-group Spearman| along the axis that counts as a trend
 ROWS_PER_GROUP = 5   # the rows furthest along the axis, each pushed further
 
@@ -24,18 +29,7 @@ def build_probes(df: pd.DataFrame, problem: Problem, table: Table, axis: np.ndar
     """
     if axis is None or not set(problem.axis) <= set(problem.inputs):
         return None, {}
-    X = {k: [] for k in problem.inputs}
-    groups = []
-    for g in table.group_names:
-        rows = np.flatnonzero(table.groups == g)
-        for last in rows[np.argsort(-axis[rows], kind="stable")[:ROWS_PER_GROUP]]:
-            for f in FACTORS:
-                for name in problem.inputs:
-                    X[name].append(_pushed(table.X[name], last, f) if name in problem.axis
-                                   else table.X[name][last])
-                groups.append(g)
-    probes = Table({k: np.array(v, dtype=float) for k, v in X.items()},
-                   np.full((len(groups), len(problem.targets)), np.nan), np.array(groups, dtype=object))
+    probes = pushed_rows(problem, table, axis, FACTORS)
     monotone = {}
     for j in range(len(problem.targets)):
         rhos = []
@@ -48,6 +42,30 @@ def build_probes(df: pd.DataFrame, problem: Problem, table: Table, axis: np.ndar
         if rhos and abs(np.median(rhos)) >= MONOTONE_RHO and np.all(np.sign(rhos) == np.sign(np.median(rhos))):
             monotone[j] = int(np.sign(np.median(rhos)))
     return probes, monotone
+
+
+def build_horizon(problem: Problem, table: Table, axis: np.ndarray | None) -> Table | None:
+    """The probes' rows pushed to the horizon (``HORIZON_FACTORS``); None without an axis."""
+    if axis is None or not set(problem.axis) <= set(problem.inputs):
+        return None
+    return pushed_rows(problem, table, axis, HORIZON_FACTORS)
+
+
+def pushed_rows(problem: Problem, table: Table, axis: np.ndarray, factors) -> Table:
+    """Per group, the ``ROWS_PER_GROUP`` rows furthest along the axis, each with the axis columns
+    pushed by every factor in turn (blocks of ``len(factors)`` rows; no targets)."""
+    X = {k: [] for k in problem.inputs}
+    groups = []
+    for g in table.group_names:
+        rows = np.flatnonzero(table.groups == g)
+        for last in rows[np.argsort(-axis[rows], kind="stable")[:ROWS_PER_GROUP]]:
+            for f in factors:
+                for name in problem.inputs:
+                    X[name].append(_pushed(table.X[name], last, f) if name in problem.axis
+                                   else table.X[name][last])
+                groups.append(g)
+    return Table({k: np.array(v, dtype=float) for k, v in X.items()},
+                 np.full((len(groups), len(problem.targets)), np.nan), np.array(groups, dtype=object))
 
 
 def near_rows(n_rows: int) -> np.ndarray:

@@ -1,4 +1,6 @@
 """The final choice: finalists include the literature's forms, and a close literature form is reported."""
+from dataclasses import replace
+
 import numpy as np
 
 from agent.problem import Problem, Table
@@ -145,6 +147,23 @@ def test_a_law_tied_to_the_reference_is_reported_only_when_all_finalists_are():
     assert ask([tanh_step, power, other], exclude=False)[0] is tanh_step  # a mere penalty is outscored
     assert ask([tanh_step, other])[0] is other                          # any law free of it is reported
     assert ask([tanh_step])[0] is tanh_step                             # ... and one is reported anyway
+
+
+def test_a_law_that_takes_a_loss_below_zero_at_the_horizon_is_reported_only_when_all_finalists_do():
+    """Rule 5.  The development suite's broken power law came back as ``c0 + c1*(N + k0)**(-a0)`` with
+    c1 = -5.7 and a0 = -0.047 (a log in disguise, 446x the oracle's test error) while the finalist that
+    writes the break scored 0.3 decades lower.  Prior form or not, the one that stays positive is reported."""
+    def finalist(id, score, leaves_sign, shape=None):
+        c = cand(id, score=score, shape=shape)
+        return replace(c, validation={"leaves_sign": leaves_sign})
+    falls_through = finalist(0, score=1.215, leaves_sign=True, shape="shifted_power[N]")
+    bends = finalist(1, score=0.900, leaves_sign=False)
+    chosen, close = choose([falls_through, bends], margin=0.2, plain_loss="log", prefer_prior=True)
+    assert chosen is bends and [c.id for c in close] == [1]
+    # records from before the check carry no flag: nothing is excluded
+    assert choose([cand(2, score=1.2, shape="shifted_power[N]"), cand(3, score=0.9)], margin=0.2,
+                  plain_loss="log", prefer_prior=True)[0].id == 2
+    assert choose([falls_through], margin=0.2, plain_loss="log")[0] is falls_through  # one is reported anyway
 
 
 def test_the_same_law_is_reported_in_the_power_laws_writing_not_through_exp_and_log():

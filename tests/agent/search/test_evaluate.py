@@ -226,3 +226,26 @@ def test_a_final_law_is_plausible_near_the_data_only_when_finite_and_in_range_at
     assert plausible_near(np.array([[2.1], [1.9], [1.8], [np.inf], [np.nan]]), y)  # far out: not this check's
     assert not plausible_near(np.array([[2.1], [np.inf], [1.8], [1.5], [1.2]]), y)  # overflows at 2x
     assert not plausible_near(np.array([[2.1], [1.9], [-0.5], [1.5], [1.2]]), y)  # 2.5 below the lowest at 4x
+
+
+def test_a_loss_law_that_falls_through_zero_only_past_100x_is_recorded_as_leaving_its_sign():
+    """``c0 - c1*log(N)`` is still positive at 100x but not at 1e6x; a power law over a floor keeps its
+    sign at any scale.  A target with a value at or below zero is not checked.  The screening score
+    ignores it (the final choice excludes such a law: test_choice, rule 5)."""
+    from agent.expressions import parse_law
+    from agent.search.evaluate import _leaves_sign
+
+    N = np.logspace(7, 9, 12)
+    for shift, checked in ((0.0, True), (-3.0, False)):  # -3: the target dips below zero
+        data = pd.DataFrame({"N": N, "loss": 2.0 + 3.0 * (N / 1e7) ** -0.3 + shift})
+        ctx = Search(Problem(("N",), ("loss",), axis=("N",)), data, SearchConfig(budget=1)).context
+
+        def leaves(text, constants):
+            form = ctx.units.fitted(parse_law(text, ("N",), ("loss",)))
+            return _leaves_sign(form.law, form.to_fitted({"all_data": constants}), ctx)
+
+        log_like = {"c0": 4.0, "c1": 0.35}  # 4 - 0.35*ln(N/1e9): 2.39 at 100x, 1.58 at 1e3x, -0.84 at 1e6x
+        assert leaves(("loss = c0 - c1*log(N/1e9)",), log_like) == checked
+        assert not leaves(("loss = c0 + c1*(N/1e9)**(-a)",), {"c0": 2.0, "c1": 1.5, "a": 0.3})
+    out = evaluate_lines(("loss = c0 + c1*log(N/1e7)",), ctx, seed=0)
+    assert "leaves_sign" in out["validation"]
