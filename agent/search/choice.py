@@ -139,10 +139,9 @@ def choose(candidates: Sequence[Candidate], *, margin: float, plain_loss: str, p
     finalists = [c for c in ok if c.finalist] or ok
     if not finalists:
         return None, []
-    finalists = [c for c in finalists if not c.validation.get("leaves_sign")] or finalists  # rule 5
+    for excluded in _exclusions(reference):
+        finalists = [c for c in finalists if not excluded(c)] or finalists
     penalty = 0.0 if reference is None or reference.exclude else reference.penalty
-    if reference is not None and reference.exclude:
-        finalists = [c for c in finalists if not reference.tied(c)] or finalists
 
     def rank_score(c: Candidate) -> float:
         value = c.score if score_of is None else score_of(c)
@@ -174,6 +173,19 @@ def choose(candidates: Sequence[Candidate], *, margin: float, plain_loss: str, p
             break
         chosen = min(simpler, key=order)
     return _plain_writing(chosen, close, order), close
+
+
+def leaves_sign(candidate: Candidate) -> bool:
+    return bool(candidate.validation.get("leaves_sign"))
+
+
+def _exclusions(reference: ReferenceRule | None) -> list[Callable[[Candidate], bool]]:
+    """Rules 5 and 4, in that order: each drops the finalists it flags while any finalist is left
+    (where every finalist is flagged, the rule cannot choose and the others decide)."""
+    rules = [leaves_sign]
+    if reference is not None and reference.exclude:
+        rules.append(reference.tied)
+    return rules
 
 
 def _plain_writing(chosen: Candidate, close: Sequence[Candidate], order: Callable) -> Candidate:

@@ -166,6 +166,17 @@ def test_a_law_that_takes_a_loss_below_zero_at_the_horizon_is_reported_only_when
     assert choose([falls_through], margin=0.2, plain_loss="log")[0] is falls_through  # one is reported anyway
 
 
+def test_a_loss_that_stays_positive_outranks_a_law_free_of_the_reference():
+    """Rules 5 and 4 together, in that order: a law that takes the loss below zero is dropped first, and
+    where only laws tied to the reference are left, rule 4 cannot choose among them and one is reported."""
+    tied = replace(cand(0, score=1.0), validation={"leaves_sign": False})
+    free_but_negative = replace(cand(1, score=1.1), validation={"leaves_sign": True})
+    reference = ReferenceRule(lambda c: c.id == 0)
+    assert choose([tied, free_but_negative], margin=0.2, plain_loss="log", reference=reference)[0] is tied
+    free = replace(cand(2, score=0.9), validation={"leaves_sign": False})
+    assert choose([tied, free_but_negative, free], margin=0.2, plain_loss="log", reference=reference)[0] is free
+
+
 def test_the_same_law_is_reported_in_the_power_laws_writing_not_through_exp_and_log():
     """The README's own sweep: ``c0 + c1*exp(b0*log(N/3.2e7))`` and ``c1 + c0*(N/3.2e7)**(-a0)`` fitted to
     the same fold errors and tied on score; the tie went to the first written, the exp form."""
