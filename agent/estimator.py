@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import sympy as sp
 
-from agent.defaults import DEFAULT_BUDGET, DEFAULT_CAP, DEFAULT_TIME_LIMIT, DEFAULT_WORK
+from agent.defaults import DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, DEFAULT_WORK
 from agent.errors import DataError
 from agent.plan import DiscoveryRequest, plan_discovery
 from agent.problem import Problem, Table, make_table
@@ -35,14 +35,15 @@ N_BOOTSTRAP = 100  # refits behind ``predict(..., return_interval=True)``
 class LawSearch:
     """Discover a law ``targets = f(inputs)`` that extrapolates along ``axis``.
 
-    ``axis=None``: the inputs that are positive and span a decade.  ``work_budget`` and
+    ``axis=None``: the inputs that are positive and span a decade; ``max_constants=None``:
+    ``defaults.DEFAULT_CAP`` per target.  ``work_budget`` and
     ``time_limit`` of None mean no limit.  ``proposers``: (proposer, weight) pairs, copied
     at each fit so that the given ones are never used up.  ``loss``: how constants are fitted,
     ``auto`` (robust_log for positive targets, else lsq), ``log``, ``robust_log``, ``huber_log``
     or ``lsq`` (see ``agent.fitting.FitOptions``); the interval refits use it too.
     """
 
-    def __init__(self, *, axis: Sequence[str] | None = None, max_constants: int = DEFAULT_CAP,
+    def __init__(self, *, axis: Sequence[str] | None = None, max_constants: int | None = None,
                  budget: int = DEFAULT_BUDGET, work_budget: float | None = DEFAULT_WORK, seed: int = 0,
                  time_limit: float | None = DEFAULT_TIME_LIMIT, workers: int = 1, proposers=None,
                  n_bootstrap: int = N_BOOTSTRAP, loss: str = "auto"):

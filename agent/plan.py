@@ -14,8 +14,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from agent.defaults import (AXIS_MIN_SPAN, DEFAULT_BUDGET, DEFAULT_CAP, DEFAULT_TIME_LIMIT, DEFAULT_WORK,
-                            MIN_TRAIN_ROWS)
+from agent.defaults import (AXIS_MIN_SPAN, DEFAULT_BUDGET, DEFAULT_TIME_LIMIT, DEFAULT_WORK,
+                            MIN_TRAIN_ROWS, default_cap)
 from agent.errors import DataError
 from agent.fitting import LOSSES
 from agent.problem import Problem, make_table
@@ -51,7 +51,7 @@ class DiscoveryRequest:
     targets: Sequence[str]
     group: str | None = None
     axis: Sequence[str] | None = None
-    max_constants: int = DEFAULT_CAP
+    max_constants: int | None = None  # None: DEFAULT_CAP per target (``defaults.default_cap``)
     budget: int = DEFAULT_BUDGET
     work_budget: float | None = DEFAULT_WORK
     time_limit: float | None = DEFAULT_TIME_LIMIT
@@ -110,7 +110,8 @@ def plan_discovery(data: pd.DataFrame, request: DiscoveryRequest) -> DiscoveryPl
         raise DataError(f"only {len(table)} training row(s); a run needs at least {MIN_TRAIN_ROWS}")
     axis = list(r.axis) if r.axis is not None else default_axis(table.X, inputs)
     problem = Problem(tuple(inputs), tuple(targets), group=r.group, axis=tuple(axis),
-                      max_constants=r.max_constants, description=r.description)
+                      max_constants=default_cap(len(targets)) if r.max_constants is None else r.max_constants,
+                      description=r.description)
     check_columns(problem, table)  # a constant column: refused here, not after a futile search
     check_loss(r.loss, table.y, targets)
     config = SearchConfig(budget=r.budget, work_budget=r.work_budget or None, time_limit=r.time_limit or None,
@@ -127,7 +128,7 @@ def _check_limits(r: DiscoveryRequest) -> None:
 
     if not whole(r.budget) or r.budget < 1:
         raise DataError(f"the budget must be a whole number of candidate laws, at least 1 (got {r.budget!r})")
-    if not whole(r.max_constants) or r.max_constants < 1:
+    if r.max_constants is not None and (not whole(r.max_constants) or r.max_constants < 1):
         raise DataError(f"the constant cap must be a whole number, at least 1 (got {r.max_constants!r})")
     if not whole(r.seed) or r.seed < 0:
         raise DataError(f"the seed must be a whole number, 0 or more (got {r.seed!r})")

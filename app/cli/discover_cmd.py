@@ -42,7 +42,7 @@ def discover_cmd(
     target: Optional[str] = typer.Option(None, "--target", help="Target column(s), comma-separated (with --csv)."),
     group: Optional[str] = typer.Option(None, "--group", help="Group column: one law form, constants per group."),
     axis: Optional[str] = typer.Option(None, "--axis", help="Extrapolation axis column(s); default: the positive inputs spanning a decade."),
-    cap: int = typer.Option(DEFAULT_CAP, "--cap", help="Most constants a law may have, per group (with --csv)."),
+    cap: Optional[int] = typer.Option(None, "--cap", help=f"Most constants a law may have, per group (with --csv); default {DEFAULT_CAP} per target."),
     loss: Loss = typer.Option("auto", "--loss", help=LOSS_HELP),
     seed: int = typer.Option(0, "--seed", help="Seed: the same seed gives the same run."),
     budget: int = typer.Option(DEFAULT_BUDGET, "--budget", help="Candidate laws to evaluate."),

@@ -60,7 +60,7 @@ class RunCreate(RequestModel):
                           "default: the task's, else the inputs whose values are positive and span a decade")
     max_constants: int | None = Field(None, ge=1, le=200, validation_alias=AliasChoices("max_constants", "cap"),
                                       description=f"the constant cap per group (alias: cap); default: the "
-                                                  f"task's, else {DEFAULT_CAP}")
+                                                  f"task's, else {DEFAULT_CAP} per target")
     budget: int | None = Field(None, ge=1, description="candidates to evaluate; default SLD_DEFAULT_BUDGET")
     work_budget: float | None = Field(None, ge=0, description="search effort in model evaluations, reproducible "
                                                               "from the seed; 0 = no limit; default "

@@ -30,6 +30,14 @@ def test_the_defaults_are_the_product_defaults(sweep):
     assert plan.held_out is None
 
 
+def test_the_default_cap_is_per_target_so_a_second_target_does_not_halve_the_first_ones_law(sweep):
+    """Loss and accuracy of the same runs: with one cap of 6 for both, the loss could not have Chinchilla's
+    five constants.  A cap that is given is the whole law's, as a task's is."""
+    sweep = sweep.assign(acc=np.linspace(0.3, 0.6, len(sweep)))
+    assert plan_discovery(sweep, DiscoveryRequest(["N", "D"], ["loss", "acc"])).problem.max_constants == 2 * DEFAULT_CAP
+    assert plan_discovery(sweep, DiscoveryRequest(["N", "D"], ["loss", "acc"], max_constants=7)).problem.max_constants == 7
+
+
 def test_a_given_axis_cap_and_limits_are_kept_and_zero_means_no_limit(sweep):
     request = DiscoveryRequest(["N", "lr"], ["loss"], axis=[], max_constants=3, budget=50, work_budget=0,
                                time_limit=None, seed=4, patience=2)

@@ -68,10 +68,10 @@ def test_every_face_starts_from_the_defaults_of_agent_defaults():
 
     cli = {name: p.default.default for name, p in inspect.signature(discover_cmd).parameters.items()}
     assert (cli["budget"], cli["work"], cli["time_limit"], cli["cap"]) \
-        == (DEFAULT_BUDGET, DEFAULT_WORK, DEFAULT_TIME_LIMIT, DEFAULT_CAP)
+        == (DEFAULT_BUDGET, DEFAULT_WORK, DEFAULT_TIME_LIMIT, None)  # None: DEFAULT_CAP per target, in the plan
     service = {name: field.default for name, field in Settings.model_fields.items()}
     assert (service["default_budget"], service["default_work_budget"], service["default_time_limit"]) \
         == (DEFAULT_BUDGET, DEFAULT_WORK, DEFAULT_TIME_LIMIT)
     params = LawSearch().get_params()
     assert (params["budget"], params["work_budget"], params["time_limit"], params["max_constants"]) \
-        == (DEFAULT_BUDGET, DEFAULT_WORK, DEFAULT_TIME_LIMIT, DEFAULT_CAP)
+        == (DEFAULT_BUDGET, DEFAULT_WORK, DEFAULT_TIME_LIMIT, None)
