@@ -42,6 +42,7 @@ from agent.scoring import floored, score
 from agent.search.context import FINALIST_FIT, SEARCH_FIT, EvaluationContext
 from agent.search.probes import FACTORS, near_rows
 from agent.search.selection import Selection, fold_weights, rescored, selection_score
+from agent.search.summary import is_rate
 from agent.search.units import fitted_form
 
 COMPILE_WORK = 500.0  # parsing, sympy compilation and analysis of one candidate, in units of fit work
@@ -318,7 +319,7 @@ def _rate_left(law, constants, ctx: EvaluationContext, predictions: np.ndarray |
     # the search's targets are over their references: a rate's 1 is 1/reference there
     one = np.array([1.0 / ctx.units.targets[t] if ctx.units else 1.0 for t in ctx.problem.targets])
     with np.errstate(invalid="ignore"):
-        return bool(np.any((y.min(axis=0) >= 0) & (y.max(axis=0) <= one) & np.any(pred > one, axis=0)))
+        return bool(np.any(is_rate(y.min(axis=0), y.max(axis=0), one) & np.any(pred > one, axis=0)))
 
 
 def _near_checks(probe_predictions: np.ndarray, y: np.ndarray) -> tuple[bool, bool]:

@@ -144,3 +144,10 @@ def _group_trend(x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> float | No
         if np.isfinite(rho):
             rhos.append(rho)
     return float(np.median(rhos)) if rhos else None
+
+
+def is_rate(lo, hi, one=1.0):
+    """Whether a target whose observed values run from ``lo`` to ``hi`` is a rate (an accuracy, a win
+    rate, an error rate: every value in [0, 1]); ``one`` is 1 over the target's reference where the
+    values are normalised.  Elementwise for arrays (one entry per target)."""
+    return (lo >= 0) & (hi <= one)

@@ -8,6 +8,7 @@ for several targets are the library's own, passed in.
 from __future__ import annotations
 
 from agent.problem import Problem
+from agent.search.summary import is_rate
 from agent.search.terms import Names, Shape, all_and_all_but_one, per_target, rest_additive, scaled
 
 
@@ -88,7 +89,7 @@ def rate_sigmoid_link(target: str, info: dict, level: str, n) -> str | None:
     chance level ``c`` (fitted) to 1 as the loss falls, an error rate falls from ``c`` to 0 (the
     sigmoid of the loss in downstream-task scaling, e.g. the Llama 3 report's accuracy against
     negative log-likelihood).  None for a target that is not a rate or has no trend."""
-    if info["min"] < 0 or info["max"] > 1 or not info["trend"]:
+    if not is_rate(info["min"], info["max"]) or not info["trend"]:
         return None
     k, m = n("k"), n("m")
     rising = sum(info["trend"].values()) > 0
