@@ -255,9 +255,14 @@ def _leaves_sign(law, constants, ctx: EvaluationContext) -> bool:
     pred = _predict_at(law, constants, ctx.horizon)
     if pred is None:
         return False
-    positive = ctx.table.y.min(axis=0) > 0
+    # a target the law does not predict at all there (NaN) has lost its sign too
+    return bool(np.any(_falls_to_zero(np.nan_to_num(pred, nan=0.0), ctx.table.y.min(axis=0))))
+
+
+def _falls_to_zero(pred: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """Per target: positive on every observed row (``lo`` > 0) and predicted at or below zero somewhere."""
     with np.errstate(invalid="ignore"):
-        return bool(np.any(positive & np.any((pred <= 0) | np.isnan(pred), axis=0)))
+        return (lo > 0) & np.any(pred <= 0, axis=0)
 
 
 def _implausibility(law, constants, ctx: EvaluationContext,
@@ -290,7 +295,7 @@ def _implausibility(law, constants, ctx: EvaluationContext,
         penalty += 0.5
         notes.append("predictions far outside the observed target range")
     with np.errstate(invalid="ignore"):
-        sign_lost = ((lo > 0) & np.any(pred <= 0, axis=0)) | ((hi < 0) & np.any(pred >= 0, axis=0))
+        sign_lost = _falls_to_zero(pred, lo) | ((hi < 0) & np.any(pred >= 0, axis=0))
     if np.any(sign_lost):
         penalty += 0.5
         notes.append("predictions change sign beyond the training range, where every observed value has one")

@@ -27,7 +27,7 @@ def build_probes(df: pd.DataFrame, problem: Problem, table: Table, axis: np.ndar
 
     Returns (probe table or None, {target index: +1/-1} for targets monotone along the axis).
     """
-    if axis is None or not set(problem.axis) <= set(problem.inputs):
+    if not _can_push(problem, axis):
         return None, {}
     probes = pushed_rows(problem, table, axis, FACTORS)
     monotone = {}
@@ -46,9 +46,12 @@ def build_probes(df: pd.DataFrame, problem: Problem, table: Table, axis: np.ndar
 
 def build_horizon(problem: Problem, table: Table, axis: np.ndarray | None) -> Table | None:
     """The probes' rows pushed to the horizon (``HORIZON_FACTORS``); None without an axis."""
-    if axis is None or not set(problem.axis) <= set(problem.inputs):
-        return None
-    return pushed_rows(problem, table, axis, HORIZON_FACTORS)
+    return pushed_rows(problem, table, axis, HORIZON_FACTORS) if _can_push(problem, axis) else None
+
+
+def _can_push(problem: Problem, axis: np.ndarray | None) -> bool:
+    """Whether rows can be pushed along the axis: there is one, and it is made of inputs."""
+    return axis is not None and set(problem.axis) <= set(problem.inputs)
 
 
 def pushed_rows(problem: Problem, table: Table, axis: np.ndarray, factors) -> Table:
