@@ -35,8 +35,7 @@ work against it, as PySR's ``model_selection`` names its policy:
    choice can report.
 5. **A loss stays positive.**  A law that predicts a target positive on every
    row at or below zero at the horizon (1e3x, 1e6x along the axis:
-   ``evaluate._leaves_sign``), or one negative on every row (a log-likelihood)
-   at or above zero, is not reported while a finalist that keeps the
+   ``evaluate._leaves_sign``) is not reported while a finalist that keeps the
    sign is there.  Such a law is a log, or a rising power with a negative
    coefficient: what a fit makes of a bend it cannot follow.  On the
    development suite it was chosen once in 58 problems (seed 0): a broken

@@ -250,22 +250,19 @@ def _predict_at(law, constants, rows: Table | None) -> np.ndarray | None:
 
 def _leaves_sign(law, constants, ctx: EvaluationContext) -> bool:
     """Whether a target positive on every row (a loss) is predicted at or below zero, or not at all,
-    at the horizon (1e3x, 1e6x along the axis); likewise one negative on every row (a log-likelihood)
-    predicted at or above zero.  Recorded, not scored: the final choice reports such a
+    at the horizon (1e3x, 1e6x along the axis).  Recorded, not scored: the final choice reports such a
     law only where every finalist is one (``choice.choose``), so the search itself is unchanged."""
     pred = _predict_at(law, constants, ctx.horizon)
     if pred is None:
         return False
     # a target the law does not predict at all there (NaN) has lost its sign too
-    y = ctx.table.y
-    return bool(np.any(_crosses_zero(np.nan_to_num(pred, nan=0.0), y.min(axis=0), y.max(axis=0))))
+    return bool(np.any(_falls_to_zero(np.nan_to_num(pred, nan=0.0), ctx.table.y.min(axis=0))))
 
 
-def _crosses_zero(pred: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Per target: one sign on every observed row (``lo`` > 0 or ``hi`` < 0) and predicted at or
-    past zero somewhere (a NaN prediction compares false: the caller decides what it means)."""
+def _falls_to_zero(pred: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """Per target: positive on every observed row (``lo`` > 0) and predicted at or below zero somewhere."""
     with np.errstate(invalid="ignore"):
-        return ((lo > 0) & np.any(pred <= 0, axis=0)) | ((hi < 0) & np.any(pred >= 0, axis=0))
+        return (lo > 0) & np.any(pred <= 0, axis=0)
 
 
 def _implausibility(law, constants, ctx: EvaluationContext,
@@ -297,7 +294,9 @@ def _implausibility(law, constants, ctx: EvaluationContext,
     if not within_span:
         penalty += 0.5
         notes.append("predictions far outside the observed target range")
-    if np.any(_crosses_zero(pred, lo, hi)):
+    with np.errstate(invalid="ignore"):
+        sign_lost = _falls_to_zero(pred, lo) | ((hi < 0) & np.any(pred >= 0, axis=0))
+    if np.any(sign_lost):
         penalty += 0.5
         notes.append("predictions change sign beyond the training range, where every observed value has one")
     # probes come in blocks per pushed row: (last level, 2x, 4x, 10x, 100x); trends must continue
