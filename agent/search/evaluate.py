@@ -251,7 +251,12 @@ def _predict_at(law, constants, rows: Table | None) -> np.ndarray | None:
 def _leaves_sign(law, constants, ctx: EvaluationContext) -> bool:
     """Whether a target positive on every row (a loss) is predicted at or below zero, or not at all,
     at the horizon (1e3x, 1e6x along the axis).  Recorded, not scored: the final choice reports such a
-    law only where every finalist is one (``choice.choose``), so the search itself is unchanged."""
+    law only where every finalist is one (``choice.choose``), so the search itself is unchanged.
+
+    Positive targets only: a cross-entropy, an accuracy, a perplexity cannot pass zero, but a negative
+    target need not stay negative.  A loss less a baseline (SLDBench's unigram-normalised loss) turns
+    positive wherever a model is worse than the baseline, as a bowl in vocabulary size says it is far
+    from the optimum; checked both ways, that bowl was excluded (3bb2901, reverted)."""
     pred = _predict_at(law, constants, ctx.horizon)
     if pred is None:
         return False

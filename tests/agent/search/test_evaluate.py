@@ -249,3 +249,18 @@ def test_a_loss_law_that_falls_through_zero_only_past_100x_is_recorded_as_leavin
         assert not leaves(("loss = c0 + c1*(N/1e9)**(-a)",), {"c0": 2.0, "c1": 1.5, "a": 0.3})
     out = evaluate_lines(("loss = c0 + c1*log(N/1e7)",), ctx, seed=0)
     assert "leaves_sign" in out["validation"]
+
+
+def test_a_negative_target_may_pass_zero_at_the_horizon():
+    """A loss less a baseline is negative where the model beats the baseline and positive where it does
+    not: a bowl over such a target rises through zero far from its optimum, and that is no sign lost."""
+    from agent.expressions import parse_law
+    from agent.search.evaluate import _leaves_sign
+
+    V = np.logspace(4, 5, 12)
+    data = pd.DataFrame({"vocab": V, "normalized_loss": -3.0 * (1 - 0.05 * np.log(V / 3e4) ** 2)})
+    ctx = Search(Problem(("vocab",), ("normalized_loss",), axis=("vocab",)), data, SearchConfig(budget=1)).context
+    form = ctx.units.fitted(parse_law(("normalized_loss = -c0*(1 - q0*log(vocab/3e4)**2)",), ("vocab",),
+                                      ("normalized_loss",)))
+    bowl = form.to_fitted({"all_data": {"c0": 3.0, "q0": 0.05}})  # positive past ~90x the optimum
+    assert not _leaves_sign(form.law, bowl, ctx)
