@@ -29,6 +29,7 @@ from agent.search import FinalLaw, Search
 from agent.uncertainty import bootstrap, interval
 
 _GROUP = "__group__"
+_RUN = "__run__"
 N_BOOTSTRAP = 100  # refits behind ``predict(..., return_interval=True)``
 
 
@@ -69,7 +70,9 @@ class LawSearch:
             setattr(self, name, value)
         return self
 
-    def fit(self, X, y, groups=None) -> "LawSearch":
+    def fit(self, X, y, groups=None, runs=None) -> "LawSearch":
+        """``groups``: each row's group (a law form shared, constants per group).  ``runs``: each row's
+        training run, where rows are checkpoints of a few runs: intervals then resample whole runs."""
         self.bootstrap_ = None
         X = _frame(X, "x")
         if isinstance(y, pd.Series) and y.name in X.columns:
@@ -78,17 +81,21 @@ class LawSearch:
         overlap = set(X.columns) & set(Y.columns)
         if overlap:
             raise DataError(f"column(s) {', '.join(sorted(overlap))} are both in X and y")
-        lengths = {"X": len(X), "y": len(Y), **({"groups": len(groups)} if groups is not None else {})}
+        lengths = {"X": len(X), "y": len(Y), **({"groups": len(groups)} if groups is not None else {}),
+                   **({"runs": len(runs)} if runs is not None else {})}
         if len(set(lengths.values())) > 1:
-            raise DataError("X, y and groups need one row each per run: "
+            raise DataError("X, y, groups and runs need one entry each per row: "
                             + ", ".join(f"{name} has {n}" for name, n in lengths.items()))
         df = pd.concat([X.reset_index(drop=True), Y.reset_index(drop=True)], axis=1)
         if groups is not None:
             df[_GROUP] = np.asarray(groups).astype(str)
+        if runs is not None:
+            df[_RUN] = pd.Series(list(runs), dtype=object)  # a missing label stays missing: make_table names it
         request = DiscoveryRequest(
             inputs=list(X.columns), targets=list(Y.columns), group=_GROUP if groups is not None else None,
             axis=self.axis, max_constants=self.max_constants, budget=self.budget, work_budget=self.work_budget,
-            time_limit=self.time_limit, seed=self.seed, workers=self.workers, loss=self.loss)
+            time_limit=self.time_limit, seed=self.seed, workers=self.workers, loss=self.loss,
+            run=_RUN if runs is not None else None)
         plan = plan_discovery(df, request)
         self.problem_ = plan.problem
         # a proposer keeps state (the seed library it handed out, call counters): each fit starts afresh

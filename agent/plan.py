@@ -63,12 +63,14 @@ class DiscoveryRequest:
     held_out: HeldOut | None = None
     loss: str = "auto"             # how constants are fitted (agent.fitting.FitOptions); auto: robust_log
                                    # for positive targets, else lsq
+    run: str | None = None         # the column naming each row's training run (checkpoints): ``Problem.run``
 
     @classmethod
     def for_problem(cls, problem: Problem, **search) -> "DiscoveryRequest":
         """A request for a problem already defined (a bundled task): its columns, axis and cap."""
         return cls(inputs=problem.inputs, targets=problem.targets, group=problem.group, axis=problem.axis,
-                   max_constants=problem.max_constants, description=problem.description, **search)
+                   max_constants=problem.max_constants, description=problem.description, run=problem.run,
+                   **search)
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ def plan_discovery(data: pd.DataFrame, request: DiscoveryRequest) -> DiscoveryPl
     _check_limits(r)
     inputs, targets = list(r.inputs), list(r.targets)
     named = [*inputs, *targets, *([r.group] if r.group else []), *(r.axis or []),
-             *([r.held_out.column] if r.held_out else [])]
+             *([r.held_out.column] if r.held_out else []), *([r.run] if r.run else [])]
     for col in named:
         if col not in data.columns:
             raise DataError(f"column {col!r} is not in the data (columns: {', '.join(map(str, data.columns))})")
@@ -105,13 +107,13 @@ def plan_discovery(data: pd.DataFrame, request: DiscoveryRequest) -> DiscoveryPl
     if stray:
         raise DataError(f"axis column(s) {', '.join(stray)} must be among the inputs")
     train = r.held_out.split(data)[0] if r.held_out else data
-    table = make_table(train, Problem(tuple(inputs), tuple(targets), group=r.group))  # names bad values
+    table = make_table(train, Problem(tuple(inputs), tuple(targets), group=r.group, run=r.run))  # names bad values
     if len(table) < MIN_TRAIN_ROWS:
         raise DataError(f"only {len(table)} training row(s); a run needs at least {MIN_TRAIN_ROWS}")
     axis = list(r.axis) if r.axis is not None else default_axis(table.X, inputs)
     problem = Problem(tuple(inputs), tuple(targets), group=r.group, axis=tuple(axis),
                       max_constants=default_cap(len(targets)) if r.max_constants is None else r.max_constants,
-                      description=r.description)
+                      description=r.description, run=r.run)
     check_columns(problem, table)  # a constant column: refused here, not after a futile search
     check_loss(r.loss, table.y, targets)
     config = SearchConfig(budget=r.budget, work_budget=r.work_budget or None, time_limit=r.time_limit or None,

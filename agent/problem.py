@@ -21,6 +21,11 @@ class Problem:
     furthest along it become validation.  With several columns their product is
     used (a compute proxy).  An empty axis means no scale axis: validation is
     k-fold over rows (for mixtures and similar designs).
+
+    ``run`` names the column that says which training run a row comes from, where
+    several rows are checkpoints of one run: they share its seed and its schedule,
+    so they are one draw, not many, and the intervals resample runs, not rows
+    (``agent.uncertainty``).  Without it every row is its own run.
     """
 
     inputs: tuple[str, ...]
@@ -29,6 +34,7 @@ class Problem:
     axis: tuple[str, ...] = ()
     max_constants: int = DEFAULT_CAP
     description: str = ""
+    run: str | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "inputs", tuple(self.inputs))
@@ -43,11 +49,14 @@ class Problem:
             raise DataError(f"column(s) {', '.join(sorted(overlap))} cannot be both input and target")
         if self.max_constants < 1:
             raise DataError("the constant cap must be at least 1")
+        if self.run is not None and self.run in (*self.inputs, *self.targets, self.group):
+            raise DataError(f"the run column {self.run!r} cannot also be an input, a target or the group")
 
     def to_dict(self) -> dict:
         return {
             "inputs": list(self.inputs), "targets": list(self.targets), "group": self.group,
             "axis": list(self.axis), "max_constants": self.max_constants, "description": self.description,
+            "run": self.run,
         }
 
     @classmethod
@@ -55,23 +64,26 @@ class Problem:
         return cls(
             inputs=tuple(d["inputs"]), targets=tuple(d["targets"]), group=d.get("group"),
             axis=tuple(d.get("axis") or ()), max_constants=int(d.get("max_constants", DEFAULT_CAP)),
-            description=d.get("description", ""),
+            description=d.get("description", ""), run=d.get("run"),
         )
 
 
 @dataclass(frozen=True)
 class Table:
-    """Validated numeric arrays for one problem: inputs by name, targets, group labels."""
+    """Validated numeric arrays for one problem: inputs by name, targets, group labels, and the run
+    each row comes from (None: every row its own run)."""
 
     X: dict[str, np.ndarray] = field(repr=False)
     y: np.ndarray = field(repr=False)
     groups: np.ndarray = field(repr=False)
+    runs: np.ndarray | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.y)
 
     def take(self, index: np.ndarray) -> "Table":
-        return Table({k: v[index] for k, v in self.X.items()}, self.y[index], self.groups[index])
+        return Table({k: v[index] for k, v in self.X.items()}, self.y[index], self.groups[index],
+                     None if self.runs is None else self.runs[index])
 
     @property
     def group_names(self) -> list[str]:
@@ -79,11 +91,16 @@ class Table:
 
 
 def make_table(df: pd.DataFrame, problem: Problem, *, require_targets: bool = True) -> Table:
-    """Check the columns a problem needs and convert them to float arrays."""
+    """Check the columns a problem needs and convert them to float arrays.
+
+    The run column is read with the targets (training rows); points to predict at have no run."""
     needed = [*problem.inputs, *(problem.targets if require_targets else ()), *problem.axis]
     missing = [c for c in dict.fromkeys(needed) if c not in df.columns]
     if problem.group and problem.group not in df.columns:
         missing.append(problem.group)
+    with_runs = bool(problem.run) and require_targets
+    if with_runs and problem.run not in df.columns:
+        missing.append(problem.run)
     if missing:
         raise DataError(f"missing column(s): {', '.join(missing)} (have: {', '.join(map(str, df.columns))})")
     if len(df) == 0:
@@ -99,7 +116,12 @@ def make_table(df: pd.DataFrame, problem: Problem, *, require_targets: bool = Tr
         groups = df[problem.group].astype(str).to_numpy(dtype=object)
     else:
         groups = np.full(len(df), DEFAULT_GROUP, dtype=object)
-    return Table({c: arrays[c] for c in problem.inputs}, y, groups)
+    runs = None
+    if with_runs:
+        if df[problem.run].isna().any():
+            raise DataError(f"column {problem.run!r} (run) has {int(df[problem.run].isna().sum())} missing value(s)")
+        runs = df[problem.run].astype(str).to_numpy(dtype=object)
+    return Table({c: arrays[c] for c in problem.inputs}, y, groups, runs)
 
 
 def axis_values(df: pd.DataFrame, problem: Problem) -> np.ndarray | None:

@@ -16,7 +16,9 @@ Laws, one or both:
   several data seeds of the suite: the bootstrap and the delta method side by side;
 * ``--from-suite FILE``: the laws `sld bench --suite synthetic --json [--data-seed S]` discovered,
   with the bootstrap and with the delta method (as the service stores it), each alone and pooled with
-  the close finalists' forms (as the service and `sld predict` give it).
+  the close finalists' forms (as the service and `sld predict` give it);
+* ``--checkpoints``: only the problems whose rows are checkpoints of a few runs, the true form
+  refitted, with every row resampled as its own run and with the runs named (``Problem.run``).
 
 An instance's coverage is the share of its probe predictions covered; the tables average instances.
 
@@ -31,6 +33,7 @@ import statistics
 import sys
 import time
 from collections import defaultdict
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -127,6 +130,26 @@ def true_form_rows(seeds, level):
                 yield _measured(problem, seed, "true form", method, law, table, constants, points, truth, new, level)
 
 
+def checkpoint_rows(seeds, level):
+    """The checkpoint sweeps: intervals with rows as runs against intervals with the runs named."""
+    for seed in seeds:
+        for problem in synthetic_suite(seed):
+            runs = problem.train_runs
+            if runs is None or len(set(runs)) == len(runs) or not problem.truth or not problem.problem.axis:
+                continue
+            draft = get_draft(problem.name, seed)
+            p = problem.problem
+            table, points, truth = instance_tables(problem, draft)
+            law = parse_law(problem.truth, p.inputs, p.targets)
+            constants = fit_law(law, table, seed=0).constants
+            new = new_runs(truth, problem.noise, seed)
+            for method in ("bootstrap", "delta"):
+                yield _measured(problem, seed, "true form, rows as runs", method, law, table, constants, points,
+                                truth, new, level)
+                yield _measured(problem, seed, "true form, runs named", method, law, replace(table, runs=runs),
+                                constants, points, truth, new, level)
+
+
 def discovered_rows(path, level):
     summary = json.load(open(path))
     data_seed = int(summary.get("suite_seed", 0))
@@ -194,9 +217,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data-seeds", type=int, nargs="*", default=[0, 1, 2])
     ap.add_argument("--from-suite", nargs="*", default=[], help="JSON of `sld bench --suite synthetic --json`")
+    ap.add_argument("--checkpoints", action="store_true", help="only the checkpoint sweeps, rows vs runs resampled")
     ap.add_argument("--level", type=float, default=0.9)
     ap.add_argument("--json", help="write every instance's row here")
     args = ap.parse_args()
+    if args.checkpoints:
+        rows = list(checkpoint_rows(args.data_seeds, args.level))
+        report(rows, args.level)
+        return
     rows = list(true_form_rows(args.data_seeds, args.level))
     for path in args.from_suite:
         rows += list(discovered_rows(path, args.level))

@@ -143,11 +143,11 @@ class Units:
     def normalise_table(self, table: Table) -> Table:
         X = {k: _rounded(v / self.inputs.get(k, 1.0)) for k, v in table.X.items()}
         y = np.column_stack([_rounded(table.y[:, j] / ref) for j, ref in enumerate(self.targets.values())])
-        return Table(X, y.reshape(table.y.shape), table.groups)
+        return Table(X, y.reshape(table.y.shape), table.groups, table.runs)
 
     def user_table(self, table: Table) -> Table:
         """A normalised table's inputs back in user units (probe points to evaluate user laws at)."""
-        return Table({k: v * self.inputs.get(k, 1.0) for k, v in table.X.items()}, table.y, table.groups)
+        return Table({k: v * self.inputs.get(k, 1.0) for k, v in table.X.items()}, table.y, table.groups, table.runs)
 
     # ------------------------------------------------------------ laws
 

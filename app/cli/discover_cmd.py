@@ -41,6 +41,8 @@ def discover_cmd(
     inputs: Optional[str] = typer.Option(None, "--inputs", help="Input columns, comma-separated (with --csv)."),
     target: Optional[str] = typer.Option(None, "--target", help="Target column(s), comma-separated (with --csv)."),
     group: Optional[str] = typer.Option(None, "--group", help="Group column: one law form, constants per group."),
+    run: Optional[str] = typer.Option(None, "--run", help="Run column, where rows are checkpoints of a few training "
+                                      "runs: --bootstrap then resamples whole runs (with --csv)."),
     axis: Optional[str] = typer.Option(None, "--axis", help="Extrapolation axis column(s); default: the positive inputs spanning a decade."),
     cap: Optional[int] = typer.Option(None, "--cap", help=f"Most constants a law may have, per group (with --csv); default {DEFAULT_CAP} per target."),
     loss: Loss = typer.Option("auto", "--loss", help=LOSS_HELP),
@@ -73,6 +75,8 @@ def discover_cmd(
     """
     if (task is None) == (csv is None):
         raise DataError("give either a bundled TASK or --csv FILE (with --inputs and --target)")
+    if run and csv is None:
+        raise DataError("--run names a column of your own CSV (with --csv); a bundled task has no run column")
     test = human = None
     search = dict(budget=budget, work_budget=work, time_limit=time_limit, seed=seed, workers=workers,
                   scheduler=dask_scheduler, loss=loss.value)
@@ -81,7 +85,7 @@ def discover_cmd(
             raise DataError("--csv needs --inputs a,b and --target y")
         train = read_csv(csv)
         request = DiscoveryRequest(_split(inputs), _split(target), group=group, axis=_split(axis),
-                                   max_constants=cap, **search)
+                                   max_constants=cap, run=run, **search)
     else:
         from tasks import get_task, load_split
 
@@ -122,6 +126,8 @@ def discover_cmd(
             err.print(f"[yellow]warning:[/] {message}", highlight=False)
     payload = result.to_json()
     payload["group"] = problem.group
+    if problem.run:
+        payload["run"] = problem.run
     if bootstrap:
         payload.update(bootstrap_payload(payload, problem, train, bootstrap, seed, uncertainty))
     if save:

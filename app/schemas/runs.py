@@ -55,6 +55,9 @@ class RunCreate(RequestModel):
     inputs: list[str] | None = Field(None, min_length=1)
     targets: list[str] | None = Field(None, min_length=1)
     group: str | None = Field(None, description="one law form, constants fitted per value of this column")
+    run: str | None = Field(None, max_length=200,
+                            description="the column naming each row's training run, where rows are checkpoints "
+                                        "of a few runs: intervals then resample whole runs")
     axis: list[str] | None = Field(
         None, description="input columns to extrapolate along (their product is the scale); [] for none; "
                           "default: the task's, else the inputs whose values are positive and span a decade")

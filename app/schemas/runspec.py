@@ -57,6 +57,7 @@ class RunSpec(BaseModel):
     axis: list[str] = Field(default_factory=list)
     max_constants: int
     description: str = ""
+    run: str | None = None
     config: SearchConfig
     proposers: list[StoredProposer] = Field(default_factory=lambda: [StoredProposer(kind="offline", weight=1.0)])
     test_split: StoredSplit | None = None
@@ -83,7 +84,7 @@ class RunSpec(BaseModel):
 
     def plan(self) -> DiscoveryPlan:
         problem = Problem(tuple(self.inputs), tuple(self.targets), group=self.group, axis=tuple(self.axis),
-                          max_constants=self.max_constants, description=self.description)
+                          max_constants=self.max_constants, description=self.description, run=self.run)
         split = self.test_split and HeldOut(self.test_split.column, self.test_split.value, self.test_split.at_least)
         return DiscoveryPlan(problem, self.config, split)
 

@@ -28,14 +28,15 @@ def resolve_run_spec(req: RunCreate, storage: BaseStorage, settings: Settings) -
         raise DataError(f"name the run's inputs and targets (dataset {ds.id} columns: {_names(ds)})")
     group = req.group if req.group is not None or req.inputs else base.get("group")
     axis = req.axis if req.axis is not None else base.get("axis") if task and not req.inputs else None
-    _check_columns(ds, inputs=inputs, targets=targets, group=group, axis=axis or [])
+    _check_columns(ds, inputs=inputs, targets=targets, group=group, axis=axis or [], run=req.run)
     test_split = _test_split(req, ds, task)
     budget = req.budget or settings.default_budget
     if budget > settings.max_budget:
         raise DataError(f"budget {budget} is over the limit of {settings.max_budget} (SLD_MAX_BUDGET)")
     cap = req.max_constants or (base.get("max_constants") if task else None)
     request = DiscoveryRequest(
-        inputs, targets, group=group, axis=axis, **({"max_constants": cap} if cap else {}), budget=budget,
+        inputs, targets, group=group, axis=axis, run=req.run, **({"max_constants": cap} if cap else {}),
+        budget=budget,
         work_budget=settings.default_work_budget if req.work_budget is None else req.work_budget,
         time_limit=req.time_limit or settings.default_time_limit, seed=req.seed, patience=req.patience, loss=req.loss,
         description=req.description or base.get("description", ""),
@@ -44,8 +45,9 @@ def resolve_run_spec(req: RunCreate, storage: BaseStorage, settings: Settings) -
     return RunSpec.of_plan(plan, proposers=_proposers(req, settings), task=task.name if task else None).to_json()
 
 
-def _check_columns(ds: DatasetRecord, *, inputs, targets, group, axis) -> None:
-    named = {"input": inputs, "target": targets, "axis": axis, "group": [group] if group else []}
+def _check_columns(ds: DatasetRecord, *, inputs, targets, group, axis, run=None) -> None:
+    named = {"input": inputs, "target": targets, "axis": axis, "group": [group] if group else [],
+             "run": [run] if run else []}
     unknown = [f"{c!r} ({role})" for role, cols in named.items() for c in cols if ds.column(c) is None]
     if unknown:
         raise DataError(f"unknown column(s) {', '.join(unknown)}; dataset {ds.id} has: {_names(ds)}")

@@ -150,7 +150,7 @@ async def start_run(request: Request, dataset_id: DatasetId, storage: WriteStora
         values = [str(v) for v in form.getlist(key) if str(v)]
         if values or key == "axis" and form.get("axis_given"):
             body[key] = values
-    for key in ("group", "loss"):
+    for key in ("group", "run", "loss"):
         if form.get(key):
             body[key] = str(form.get(key))
     for key in ("max_constants", "budget"):

@@ -91,6 +91,9 @@ class SyntheticProblem:
     true_constants: dict[str, dict[str, float]] = field(repr=False)
     description: str = ""
     noise: Noise = Noise()
+    # which run each training row comes from, where a design has runs of several rows (checkpoints);
+    # never in the data a search sees, as a user's CSV rarely says it: benchmarks may name it
+    train_runs: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_rows(self) -> int:
@@ -117,6 +120,7 @@ def finish(name: str, draft: Draft, noise_rng: np.random.Generator, split_rng: n
         train=data[~is_test].reset_index(drop=True), test=data[is_test].reset_index(drop=True),
         truth=draft.truth, true_constants=draft.constants, description=draft.description,
         noise=Noise(0.0) if noiseless else draft.noise,
+        train_runs=design.loc[~is_test, RUN_COLUMN].astype(str).to_numpy(dtype=object) if RUN_COLUMN in design else None,
     )
 
 

@@ -82,11 +82,29 @@ def test_a_threshold_holds_out_the_largest_rows_of_a_numeric_column(sweep):
     ({"axis": ["lr"]}, "axis column(s) lr must be among the inputs"),
     ({"group": "N"}, "the group column 'N' cannot also be an input or a target"),
     ({"held_out": HeldOut("fold")}, "column 'fold' is not in the data"),
+    ({"run": "seed_run"}, "column 'seed_run' is not in the data"),
+    ({"run": "N"}, "the run column 'N' cannot also be an input, a target or the group"),
 ])
 def test_a_request_that_does_not_fit_the_data_is_refused_by_name(sweep, change, message):
     request = DiscoveryRequest(**{"inputs": ["N"], "targets": ["loss"], **change})
     with pytest.raises(DataError, match=message.replace("(", r"\(").replace(")", r"\)")):
         plan_discovery(sweep, request)
+
+
+def test_a_run_column_travels_with_the_problem_and_its_training_table(sweep):
+    """Rows that are checkpoints of one run name it; the plan keeps the column, the stored problem
+    round-trips it, and the training table carries each row's run (points to predict at have none)."""
+    from agent.problem import Problem, make_table
+
+    sweep["run"] = np.repeat(["r1", "r2", "r3", "r4"], 3)
+    plan = plan_discovery(sweep, DiscoveryRequest(["N", "D"], ["loss"], run="run"))
+    assert plan.problem.run == "run"
+    assert Problem.from_dict(plan.problem.to_dict()) == plan.problem
+    assert make_table(sweep, plan.problem).runs.tolist() == sweep["run"].tolist()
+    assert make_table(sweep.drop(columns=["run", "loss"]), plan.problem, require_targets=False).runs is None
+    sweep.loc[4, "run"] = None
+    with pytest.raises(DataError, match=r"column 'run' \(run\) has 1 missing value"):
+        plan_discovery(sweep, DiscoveryRequest(["N", "D"], ["loss"], run="run"))
 
 
 def test_too_few_training_rows_are_refused(sweep):

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from agent.errors import DataError
+from agent.errors import DataError, FitError
 from agent.expressions import parse_law
 from agent.fitting import fit_law, predict
 from agent.problem import Table
@@ -121,3 +121,69 @@ def test_a_law_fitted_on_raw_residuals_gets_raw_noise_in_its_intervals():
         raw, relative = (method(LAW, table, constants, n=8, seed=0, loss=loss) for loss in ("lsq", "robust_log"))
         assert raw.log_space == (False,) and relative.log_space == (True,)
         assert np.allclose(raw.residuals[0], table.y[:, 0] - predict(LAW, table, constants, table.groups)[:, 0])
+
+
+# ---------------------------------------------------------------- checkpoints of a few runs
+
+CHINCHILLA = parse_law(["loss = E + A*(N/1e8)**(-a) + B*(D/1e10)**(-b)"], ("N", "D"), ("loss",))
+CHINCHILLA_TRUTH = {"E": 1.7, "A": 0.6, "a": 0.34, "B": 0.5, "b": 0.28}
+
+
+def checkpoint_sweep(offset=0.015, noise=0.002, seed=0, with_runs=True):
+    """Six runs, one per model size, each evaluated at ten checkpoints: every checkpoint of a run
+    carries that run's seed offset, so the six runs are six draws of the size term, not sixty."""
+    rng = np.random.default_rng(seed)
+    sizes = np.geomspace(1e7, 1e9, 6)
+    N = np.repeat(sizes, 10)
+    D = np.concatenate([20 * n * np.geomspace(0.05, 1.0, 10) for n in sizes])
+    run = np.repeat(np.arange(6), 10)
+    t = CHINCHILLA_TRUTH
+    mean = t["E"] + t["A"] * (N / 1e8) ** -t["a"] + t["B"] * (D / 1e10) ** -t["b"]
+    y = mean * np.exp(rng.normal(0, offset, 6)[run] + rng.normal(0, noise, len(N)))
+    runs = np.array([f"run{r}" for r in run], dtype=object) if with_runs else None
+    return Table({"N": N, "D": D}, y.reshape(-1, 1), np.full(len(N), "all_data", dtype=object), runs)
+
+
+def far_points():
+    N = np.full(3, 4e9)
+    return Table({"N": N, "D": 20 * N * np.array([0.1, 0.5, 1.0])}, np.full((3, 1), np.nan),
+                 np.full(3, "all_data", dtype=object))
+
+
+def test_named_runs_are_resampled_whole_and_each_group_keeps_its_number_of_runs():
+    from agent.uncertainty import _draw, _units
+
+    table = checkpoint_sweep()
+    units = _units(table, np.arange(len(table)))
+    assert len(units) == 6 and all(len(u) == 10 for u in units)
+    rows = _draw(units, np.random.default_rng(0))
+    assert len(rows) == 60
+    for label in np.unique(table.runs[rows]):
+        assert np.sum(table.runs[rows] == label) % 10 == 0  # a run comes whole or not at all
+    alone = checkpoint_sweep(with_runs=False)
+    assert isinstance(_units(alone, np.arange(60)), np.ndarray)  # without runs each row is its own unit
+
+
+def test_checkpoints_of_a_few_runs_get_wider_confidence_intervals_than_rows_would():
+    """Resampling checkpoints one by one treats six draws of the size term as sixty: the bootstrap
+    over runs and the delta method's sandwich over runs both see that the curve is less certain."""
+    with_runs = checkpoint_sweep()
+    as_rows = checkpoint_sweep(with_runs=False)
+    constants = fit_law(CHINCHILLA, as_rows, seed=0).constants
+    at = far_points()
+
+    def width(table, method):
+        boot = method(CHINCHILLA, table, constants, n=40, seed=0)
+        lo, hi = interval(CHINCHILLA, at, boot, level=0.9)
+        return float(np.median(hi[:, 0] - lo[:, 0]))
+
+    assert width(with_runs, bootstrap) > 2 * width(as_rows, bootstrap)
+    assert width(with_runs, laplace) > 2 * width(as_rows, laplace)
+
+
+def test_the_delta_method_over_runs_needs_two_runs_in_a_group():
+    table = checkpoint_sweep()
+    one_run = Table(table.X, table.y, table.groups, np.full(len(table), "only", dtype=object))
+    constants = fit_law(CHINCHILLA, table, seed=0).constants
+    with pytest.raises(FitError, match="at least 2 runs"):
+        laplace(CHINCHILLA, one_run, constants, n=10)

@@ -199,6 +199,8 @@ def test_too_few_training_rows_are_refused_when_the_run_is_queued(client):
     ({"inputs": ["N"], "targets": ["N"]}, "cannot be both input and target"),
     ({"group": "loss"}, "the group column 'loss' cannot also be an input or a target"),
     ({"axis": ["D"]}, "unknown column(s) 'D' (axis)"),
+    ({"run": "seed_run"}, "unknown column(s) 'seed_run' (run)"),
+    ({"run": "N"}, "the run column 'N' cannot also be an input, a target or the group"),
     ({"budget": 0}, "budget: Input should be greater than or equal to 1"),
     ({"budget": 10**9}, "over the limit"),
     ({"inputs": ["N-1"]}, "'N-1' cannot be used in a law"),
@@ -215,6 +217,32 @@ def test_a_bad_run_spec_gets_a_422_naming_the_problem(client, dataset_id, change
     assert r.status_code == 422, r.text
     assert message in r.json()["detail"]
     assert client.get("/runs").json()["total"] == 0
+
+
+def test_checkpoints_of_a_few_runs_name_their_run_and_the_stored_intervals_widen(client, worker):
+    """Five runs, six checkpoints each, each run off by its seed: queued with ``run``, the spec keeps the
+    column and the worker's delta method sums scores per run, so the constants' intervals are wider
+    than the same rows queued as thirty runs."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    offsets = rng.normal(0, 0.02, 5)
+    rows = [{"N": n, "D": 20 * n * f, "run": f"r{k}",
+             "loss": (1.7 + 0.6 * (n / 1e8) ** -0.34 + 0.5 * (20 * n * f / 1e10) ** -0.28)
+             * float(np.exp(offsets[k] + rng.normal(0, 0.001)))}
+            for k, n in enumerate((1e7, 3e7, 1e8, 3e8, 1e9)) for f in np.geomspace(0.1, 1.0, 6)]
+    ds = client.post("/datasets", json={"rows": rows}).json()
+    widths = {}
+    for run_column in (None, "run"):
+        spec = {"dataset_id": ds["id"], "inputs": ["N", "D"], "targets": ["loss"], "budget": 5, "run": run_column}
+        r = client.post("/runs", json=spec)
+        assert r.status_code == 202, r.text
+        assert r.json()["spec"]["run"] == run_column
+        worker.run_once()
+        best = client.get(f"/runs/{r.json()['id']}/best").json()
+        bands = best["intervals"]["constants"]["all_data"]
+        widths[run_column] = np.median([hi - lo for lo, hi in bands.values()])
+    assert widths["run"] > 2 * widths[None]  # 4x here
 
 
 def test_llm_settings_are_stored_with_the_run_without_any_key(client, dataset_id):

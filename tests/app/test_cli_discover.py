@@ -50,6 +50,8 @@ def test_discover_on_a_csv_recovers_a_law_that_extrapolates_within_one_percent(s
     ("N,loss\n1,2\n2,nan\n4,1\n", ["--inputs", "N", "--target", "loss"], "NaN"),
     ("N,loss\n1,2\nabc,3\n4,1\n", ["--inputs", "N", "--target", "loss"], "not numeric"),
     ("N,loss\n1,2\n2,3\n4,1\n", ["--inputs", "N", "--target", "loss", "--axis", "T"], "column 'T' is not in the data"),
+    ("N,loss\n1,2\n2,3\n4,1\n", ["--inputs", "N", "--target", "loss", "--run", "run_id"],
+     "column 'run_id' is not in the data"),
     ("N,loss\n1,2\n", ["--inputs", "N"], "--target"),
     # refused before the search, saying what to do (issue 18)
     ("N,vocab,loss\n1,5,2\n2,5,3\n4,5,1\n8,5,0.5\n", ["--inputs", "N,vocab", "--target", "loss"],
@@ -80,6 +82,32 @@ def test_the_loss_is_chosen_on_the_command_line_and_reported_with_the_law(sld, s
         assert json.loads(result.stdout)["fit_loss"] == fitted
     unknown = sld(*args, "--loss", "l1")
     assert unknown.exit_code == 2 and "'l1' is not one of" in unknown.stderr
+
+
+def test_checkpoints_name_their_run_and_the_bootstrap_resamples_whole_runs(sld, tmp_path):
+    """Four runs, six checkpoints each, every checkpoint of a run off by that run's seed: with --run the
+    saved law names the column, and its constants' intervals are wider than with every row a run."""
+    rng = np.random.default_rng(0)
+    sizes = np.repeat([1e7, 3e7, 1e8, 3e8, 1e9], 6)
+    tokens = np.concatenate([20 * n * np.geomspace(0.1, 1.0, 6) for n in (1e7, 3e7, 1e8, 3e8, 1e9)])
+    run = np.repeat(np.arange(5), 6)
+    loss = chinchilla(sizes, tokens) * np.exp(rng.normal(0, 0.02, 5)[run] + rng.normal(0, 0.001, 30))
+    path = tmp_path / "checkpoints.csv"
+    pd.DataFrame({"N": sizes, "D": tokens, "run": [f"r{r}" for r in run], "loss": loss}).to_csv(path, index=False)
+    widths = {}
+    for extra in ((), ("--run", "run")):
+        law_json = tmp_path / f"law{len(extra)}.json"
+        args = ("discover", "--csv", str(path), "--inputs", "N,D", "--target", "loss", "--budget", "5",
+                "--workers", "1", "--bootstrap", "30", "--json", "--save", str(law_json), *extra)
+        result = sld(*args)
+        assert result.exit_code == 0, result.stderr
+        payload = json.loads(law_json.read_text())
+        assert payload.get("run") == (extra[1] if extra else None)
+        bands = payload["constant_intervals"]["all_data"]
+        widths[bool(extra)] = np.median([hi - lo for lo, hi in bands.values()])
+    assert widths[True] > 1.5 * widths[False]  # 2.7x here
+    refused = sld("discover", "parallel_scaling_law", "--run", "run")
+    assert refused.exit_code == 2 and "--run names a column of your own CSV" in refused.stderr
 
 
 def test_a_missing_csv_and_a_task_plus_csv_are_refused(sld, tmp_path):

@@ -48,10 +48,31 @@ def test_a_target_computed_from_an_input_is_named_y_and_bad_limits_are_refused_b
         LawSearch(budget=10).fit(X, y.to_frame())  # a table names its columns on purpose
     with pytest.raises(DataError, match="the seed must be a whole number, 0 or more"):
         LawSearch(budget=10, seed=-1).fit(X, y)
-    with pytest.raises(DataError, match="one row each per run: X has 10, y has 5"):
+    with pytest.raises(DataError, match="one entry each per row: X has 10, y has 5"):
         LawSearch(budget=10).fit(X, y[:5])  # not "5 missing values" in y
     with pytest.raises(DataError, match="X has 10, y has 10, groups has 2"):
         LawSearch(budget=10).fit(X, y, groups=["a", "b"])
+    with pytest.raises(DataError, match="X has 10, y has 10, runs has 3"):
+        LawSearch(budget=10).fit(X, y, runs=["r1", "r2", "r3"])
+
+
+def test_rows_that_are_checkpoints_of_a_few_runs_get_intervals_over_runs():
+    """``runs=``: which training run each row comes from; the bootstrap then resamples whole runs, so
+    checkpoints of five runs carrying each run's seed offset give a wider band than thirty rows would."""
+    rng = np.random.default_rng(0)
+    sizes = np.repeat([1e7, 3e7, 1e8, 3e8, 1e9], 6)
+    run = np.repeat(np.arange(5), 6)
+    X = pd.DataFrame({"N": sizes, "D": 20 * sizes * np.tile(np.geomspace(0.1, 1.0, 6), 5)})
+    y = (1.7 + 0.6 * (X.N / 1e8) ** -0.34 + 0.5 * (X.D / 1e10) ** -0.28) * np.exp(
+        rng.normal(0, 0.02, 5)[run] + rng.normal(0, 0.001, 30))
+    far = pd.DataFrame({"N": [4e9], "D": [8e10]})
+    width = {}
+    for runs in (None, [f"r{k}" for k in run]):
+        model = LawSearch(budget=5, seed=0, n_bootstrap=30).fit(X, y, runs=runs)
+        _, lo, hi = model.predict(far, return_interval=True)
+        width[runs is not None] = float(hi[0] - lo[0])
+    assert model.problem_.run is not None
+    assert width[True] > 1.5 * width[False]
 
 
 def test_a_grouped_law_needs_groups_to_predict(power_law_data, default_fit):

@@ -75,6 +75,15 @@ def test_a_run_started_from_the_form_runs_with_what_was_ticked(client, worker, d
     assert "hx-trigger" not in done.text and 'data-testid="candidates">12<' in done.text
 
 
+def test_the_run_form_offers_a_run_column_for_checkpoints_and_queues_it(client, dataset_id):
+    page = client.get(f"/ui/datasets/{dataset_id}")
+    assert '<select name="run">' in page.text and "none: each row a run" in page.text
+    r = client.post(f"/ui/datasets/{dataset_id}/runs", data={"inputs": ["N"], "targets": ["loss"], "run": "group",
+                                                              "budget": "5"}, follow_redirects=False)
+    assert r.status_code == 303, r.text
+    assert client.get(f"/runs/{int(r.headers['location'].rsplit('/', 1)[1])}").json()["spec"]["run"] == "group"
+
+
 def test_a_form_with_a_bad_value_is_refused_with_the_api_s_words(client, dataset_id):
     r = client.post(f"/ui/datasets/{dataset_id}/runs", data={"inputs": ["N"], "targets": ["loss"], "budget": "-3"})
     assert r.status_code == 422 and "budget" in r.text
