@@ -8,12 +8,12 @@ the replicates explore the basin the law was found in, not other basins.
 
 A run is a row, unless the table names each row's run (``Problem.run``): the
 checkpoints of one training run share its seed's offset and its schedule's
-bend, so resampling them one by one treats one draw as many.  On the synthetic
-suite's checkpoint sweeps (the true form refitted, data seeds 0-2) 90 %
-confidence intervals held the true curve 13 % of the time with rows resampled
-and 75 % with runs resampled (BENCHMARKS.md).  Then the bootstrap resamples
-whole runs, and the delta method sums the Jacobian's scores per run (the
-cluster-robust sandwich covariance).
+bend, so resampling them one by one treats one draw as many.  Then the
+bootstrap resamples whole runs, and the delta method sums the Jacobian's scores
+per run (the cluster-robust sandwich covariance).  On the synthetic suite's
+checkpoint sweeps (25 instances, the true form refitted) 90 % confidence
+intervals held the true curve 15 % of the time with rows resampled and 60 %
+with runs resampled (BENCHMARKS.md).
 
 Two intervals are kept apart:
 
