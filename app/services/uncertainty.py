@@ -1,7 +1,10 @@
 """A run's uncertainty, computed once by the worker when the run ends and stored with its final law.
 
 The delta method (``agent.uncertainty.laplace``) gives replicates of the constants from the fit's
-linearised covariance on the training rows.  The worker stores them with the final law, so that
+linearised covariance on the training rows.  Where the run names a run column (rows that are
+checkpoints of a few training runs) the bootstrap over runs does instead: there the delta method's
+sandwich held the true curve in 48 % of 90 % intervals and the bootstrap in 60 % (BENCHMARKS.md), and
+the worker, not a request, pays for the refits.  The worker stores them with the final law, so that
 reads never recompute: ``/runs/{id}/best`` reports intervals on every constant (exponents
 included), ``POST /predict`` with ``interval`` draws its bands from them, and the dashboard shades
 the law's curve.  What is stored is bounded: at most ``MAX_STORED_VALUES`` constants over all
@@ -17,7 +20,7 @@ import pandas as pd
 from agent.errors import DataError, FitError, LawError
 from agent.expressions import parse_law
 from agent.problem import Problem, make_table
-from agent.uncertainty import Bootstrap, Member, constant_intervals, laplace
+from agent.uncertainty import Bootstrap, Member, bootstrap, constant_intervals, laplace
 
 LEVEL = 0.9
 DRAWS = 200
@@ -31,10 +34,11 @@ def uncertainty_report(final: Mapping[str, Any], problem: Problem, train: pd.Dat
     constants = final["constants"]
     size = max(1, sum(len(v) for v in constants.values()))
     draws = int(np.clip(MAX_STORED_VALUES // size, MIN_DRAWS, DRAWS))
+    method, make = ("bootstrap", bootstrap) if problem.run else ("delta", laplace)
     try:
         law = parse_law(final["law"], problem.inputs, problem.targets)
-        boot = laplace(law, make_table(train, problem), constants, n=draws, seed=seed,
-                       loss=final.get("fit_loss") or "auto")
+        boot = make(law, make_table(train, problem), constants, n=draws, seed=seed,
+                    loss=final.get("fit_loss") or "auto")
     except (FitError, DataError, LawError) as exc:
         return {"uncertainty_error": str(exc)}
     rng = np.random.default_rng(seed)
@@ -42,7 +46,7 @@ def uncertainty_report(final: Mapping[str, Any], problem: Problem, train: pd.Dat
                                               rng.choice(np.asarray(r), MAX_RESIDUALS, replace=False)))
                       for r in boot.residuals)
     kept = Bootstrap(boot.replicates, residuals, boot.log_space)
-    return {"uncertainty": {"method": "delta", "level": LEVEL, "draws": draws,
+    return {"uncertainty": {"method": method, "level": LEVEL, "draws": len(kept.replicates),
                             "constants": constant_intervals(kept, LEVEL), "replicates": kept.to_dict()}}
 
 
