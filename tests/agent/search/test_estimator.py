@@ -66,13 +66,15 @@ def test_rows_that_are_checkpoints_of_a_few_runs_get_intervals_over_runs():
     y = (1.7 + 0.6 * (X.N / 1e8) ** -0.34 + 0.5 * (X.D / 1e10) ** -0.28) * np.exp(
         rng.normal(0, 0.02, 5)[run] + rng.normal(0, 0.001, 30))
     far = pd.DataFrame({"N": [4e9], "D": [8e10]})
-    width = {}
+    width, laws = {}, {}
     for runs in (None, [f"r{k}" for k in run]):
         model = LawSearch(budget=5, seed=0, n_bootstrap=30).fit(X, y, runs=runs)
         _, lo, hi = model.predict(far, return_interval=True)
         width[runs is not None] = float(hi[0] - lo[0])
+        laws[runs is not None] = (model.best_.lines, model.best_.constants)
     assert model.problem_.run is not None
     assert width[True] > 1.5 * width[False]
+    assert laws[True] == laws[False]  # runs inform the intervals only: the search and its law are the same
 
 
 def test_a_grouped_law_needs_groups_to_predict(power_law_data, default_fit):
