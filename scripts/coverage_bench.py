@@ -111,10 +111,12 @@ def instance_tables(problem, draft):
     return table, points, truth
 
 
-def true_form_rows(seeds, level):
+def _true_form_instances(seeds, wanted=lambda problem: True):
+    """(problem, seed, law, table, constants, points, truth, new runs) for each problem with an axis and a
+    writable truth that ``wanted`` keeps, the true form refitted; an error row where that fit fails."""
     for seed in seeds:
         for problem in synthetic_suite(seed):
-            if not problem.truth or not problem.problem.axis:
+            if not problem.truth or not problem.problem.axis or not wanted(problem):
                 continue
             draft = get_draft(problem.name, seed)
             p = problem.problem
@@ -125,29 +127,37 @@ def true_form_rows(seeds, level):
             except (SldError, ValueError) as exc:
                 yield {"problem": problem.name, "family": problem.family, "error": str(exc)}
                 continue
-            new = new_runs(truth, problem.noise, seed)
-            for method in ("bootstrap", "delta"):
-                yield _measured(problem, seed, "true form", method, law, table, constants, points, truth, new, level)
+            yield problem, seed, law, table, constants, points, truth, new_runs(truth, problem.noise, seed)
+
+
+def true_form_rows(seeds, level):
+    for item in _true_form_instances(seeds):
+        if isinstance(item, dict):
+            yield item
+            continue
+        problem, seed, law, table, constants, points, truth, new = item
+        for method in ("bootstrap", "delta"):
+            yield _measured(problem, seed, "true form", method, law, table, constants, points, truth, new, level)
+
+
+def _has_checkpoints(problem) -> bool:
+    runs = problem.train_runs
+    return runs is not None and len(set(runs)) < len(runs)
 
 
 def checkpoint_rows(seeds, level):
     """The checkpoint sweeps: intervals with rows as runs against intervals with the runs named."""
-    for seed in seeds:
-        for problem in synthetic_suite(seed):
-            runs = problem.train_runs
-            if runs is None or len(set(runs)) == len(runs) or not problem.truth or not problem.problem.axis:
-                continue
-            draft = get_draft(problem.name, seed)
-            p = problem.problem
-            table, points, truth = instance_tables(problem, draft)
-            law = parse_law(problem.truth, p.inputs, p.targets)
-            constants = fit_law(law, table, seed=0).constants
-            new = new_runs(truth, problem.noise, seed)
-            for method in ("bootstrap", "delta"):
-                yield _measured(problem, seed, "true form, rows as runs", method, law, table, constants, points,
-                                truth, new, level)
-                yield _measured(problem, seed, "true form, runs named", method, law, replace(table, runs=runs),
-                                constants, points, truth, new, level)
+    for item in _true_form_instances(seeds, _has_checkpoints):
+        if isinstance(item, dict):
+            yield item
+            continue
+        problem, seed, law, table, constants, points, truth, new = item
+        named = replace(table, runs=problem.train_runs)
+        for method in ("bootstrap", "delta"):
+            yield _measured(problem, seed, "true form, rows as runs", method, law, table, constants, points,
+                            truth, new, level)
+            yield _measured(problem, seed, "true form, runs named", method, law, named, constants, points,
+                            truth, new, level)
 
 
 def discovered_rows(path, level):
