@@ -19,7 +19,7 @@ from agent.errors import DataError
 from agent.expressions import Law
 from agent.fitting import predict
 from agent.problem import Table
-from agent.uncertainty import Bootstrap
+from agent.uncertainty import Bootstrap, widen
 
 FLOPS_PER_PARAM_TOKEN = 6.0
 EDGE = 1e-3  # relative distance in log N from a bound at which an optimum counts as on the edge
@@ -61,6 +61,7 @@ def optimal_allocation(law: Law, constants: Mapping[str, Mapping[str, float]], *
     if len(draws) >= 2:
         tail = (1 - level) / 2
         arr = np.array(draws)
+        arr = widen(arr, boot.spread(group, level), np.all(arr > 0, axis=0))
         q = np.quantile(arr, [tail, 1 - tail], axis=0)
         out = Allocation(out.budget, out.size, out.data, out.loss, out.on_edge,
                          {k: [float(q[0, i]), float(q[1, i])] for i, k in enumerate(("size", "data", "loss"))})

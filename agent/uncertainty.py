@@ -23,6 +23,11 @@ Two intervals are kept apart:
   (each replicate's prediction times a residual drawn from the fit's own
   residuals: log residuals for positive targets, raw ones otherwise).
 
+Few runs make both too narrow, and two textbook small-sample corrections undo that
+(``agent.linearised``): the replicates' spread widens by ``sqrt(m/(m - lost)) t/z`` (the expanded
+percentile interval), and a new run's noise is drawn from leverage-adjusted residuals (by run
+blocks where runs are named), not from residuals the fit has pulled towards itself.
+
 Form uncertainty joins both when other laws are given (the search's close finalists, which the
 validation tail could not tell apart): each form gets the chosen law's parameter spread around
 its own prediction, and the forms are pooled with equal weight.  Beyond the data, where the forms
@@ -30,7 +35,8 @@ disagree, the interval widens by their disagreement.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import warnings
+from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -38,6 +44,7 @@ import numpy as np
 from agent.errors import DataError, FitError
 from agent.expressions import Law
 from agent.fitting import FitOptions, fit_law, predict
+from agent.linearised import Linearised, adjusted_residuals, covariance, linearise, spread_factor
 from agent.problem import Table
 
 BOOTSTRAP_FIT = FitOptions(starts=2, local=1, max_nfev=150, max_work=20_000, time_limit=10.0)
@@ -54,20 +61,34 @@ class Member:
 
 @dataclass(frozen=True)
 class Bootstrap:
-    """Constants per replicate (each a mapping group -> name -> value) and the fit's residuals."""
+    """Constants per replicate (each a mapping group -> name -> value) and the fit's residuals.
+
+    ``dof`` and ``deflation`` per group say how far the replicates' spread must widen for an interval
+    (``agent.linearised.spread_factor``): a group without them is taken as it is (records stored
+    before they existed)."""
 
     replicates: tuple[dict[str, dict[str, float]], ...]
     residuals: tuple[tuple[float, ...], ...]   # per target: log residuals (positive) or raw ones
     log_space: tuple[bool, ...]                # per target
+    dof: Mapping[str, float] = field(default_factory=dict)
+    deflation: Mapping[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {"replicates": list(self.replicates), "residuals": [list(r) for r in self.residuals],
-                "log_space": list(self.log_space)}
+                "log_space": list(self.log_space), "dof": dict(self.dof), "deflation": dict(self.deflation)}
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "Bootstrap":
         return cls(tuple(d["replicates"]), tuple(tuple(map(float, r)) for r in d["residuals"]),
-                   tuple(bool(b) for b in d["log_space"]))
+                   tuple(bool(b) for b in d["log_space"]),
+                   {str(g): float(v) for g, v in (d.get("dof") or {}).items()},
+                   {str(g): float(v) for g, v in (d.get("deflation") or {}).items()})
+
+    def spread(self, group: str, level: float) -> float:
+        """The factor that widens this group's replicates around their centre at ``level``."""
+        if group not in self.dof:
+            return 1.0
+        return spread_factor(self.dof[group], self.deflation.get(group, 1.0), level)
 
 
 def bootstrap(law: Law, table: Table, constants: Mapping[str, Mapping[str, float]], *, n: int = 100,
@@ -94,9 +115,16 @@ def bootstrap(law: Law, table: Table, constants: Mapping[str, Mapping[str, float
         raise FitError("the bootstrap could not refit the law on resampled runs")
     pred = predict(law, table, constants, table.groups)
     log_space = _log_space(table, pred, loss)
-    residuals = tuple(tuple((np.log(table.y[:, j]) - np.log(pred[:, j])) if log_space[j]
-                            else (table.y[:, j] - pred[:, j])) for j in range(table.y.shape[1]))
-    return Bootstrap(tuple(replicates), residuals, log_space)
+    dof, deflation = {}, {}
+    for group, units in zip(table.group_names, by_group):
+        if group in constants:
+            # resampled units understate the variance by the degrees of freedom the fit took from them:
+            # runs, G/(G-1) (the cluster bootstrap); rows, m/(m-k) (as s^2 divides by m - k)
+            m = len(units) if table.runs is not None else len(units) * table.y.shape[1]
+            lost = 1 if table.runs is not None else len(constants[group])
+            dof[group] = float(max(m - lost, 1))
+            deflation[group] = m / dof[group]
+    return Bootstrap(tuple(replicates), _noise(law, table, constants, log_space, pred), log_space, dof, deflation)
 
 
 def _units(table: Table, rows: np.ndarray) -> np.ndarray | list[np.ndarray]:
@@ -126,80 +154,58 @@ def laplace(law: Law, table: Table, constants: Mapping[str, Mapping[str, float]]
 
     With runs named (``table.runs``), the covariance is the cluster-robust sandwich
     ``B^-1 M B^-1`` with ``B = J^T J`` and ``M`` the sum over runs of each run's score
-    times its transpose, in its small-sample form for few runs (CR3, see ``_covariance``).
+    times its transpose, in its small-sample form for few runs (CR3, ``agent.linearised``).
     """
     if n < 2:
         raise DataError("the delta method needs at least 2 draws")
     rng = np.random.default_rng(seed)
     pred = predict(law, table, constants, table.groups)
     log_space = _log_space(table, pred, loss)
-
-    def fitted(values: np.ndarray) -> np.ndarray:
-        with np.errstate(all="ignore"):
-            return np.column_stack([np.log(values[:, j]) if log_space[j] else values[:, j]
-                                    for j in range(values.shape[1])]).ravel()
-
     draws: dict[str, list[dict[str, float]]] = {}
+    dof: dict[str, float] = {}
+    for group, lin in _linearised(law, table, constants, log_space, strict=True).items():
+        if lin.dof <= 0:
+            raise FitError(f"group {group!r} has {lin.residual.size // table.y.shape[1]} runs for {len(lin.names)} "
+                           "constants: too few for the delta method (use the bootstrap)")
+        cov = covariance(lin)
+        # a symmetric square root that tolerates a singular covariance (a constant the data do not pin)
+        vals, vecs = np.linalg.eigh((cov + cov.T) / 2)
+        root = vecs * np.sqrt(np.clip(vals, 0.0, None))
+        samples = lin.center + rng.standard_normal((n, len(lin.names))) @ root.T
+        draws[group] = [dict(zip(lin.names, map(float, row))) for row in samples]
+        # the covariance already divides by the degrees of freedom (CR3: by runs): only the t quantile
+        dof[group] = float(lin.dof if lin.runs is None else len(np.unique(lin.runs)) - 1)
+    replicates = tuple({g: draws[g][b] for g in draws} for b in range(n))
+    return Bootstrap(replicates, _noise(law, table, constants, log_space, pred), log_space, dof,
+                     {g: 1.0 for g in dof})
+
+
+def _linearised(law: Law, table: Table, constants: Mapping[str, Mapping[str, float]], log_space,
+                strict: bool) -> dict[str, Linearised]:
+    """Each group's linearised fit; a group that cannot be linearised raises (``strict``) or is left out."""
+    out = {}
     for group in table.group_names:
         if group not in constants:
             continue
         rows = table.take(np.flatnonzero(table.groups == group))
-        names = list(constants[group])
-        center = np.array([constants[group][k] for k in names], dtype=float)
-        residual = fitted(rows.y) - fitted(predict(law, rows, {group: constants[group]}, rows.groups))
-        dof = residual.size - len(names)
-        if dof <= 0:
-            raise FitError(f"group {group!r} has {rows.y.shape[0]} runs for {len(names)} constants: too few "
-                           "for the delta method (use the bootstrap)")
-        jac = np.empty((residual.size, len(names)))
-        for k in range(len(names)):
-            h = 1e-6 * max(abs(center[k]), 1e-3)
-            up, down = center.copy(), center.copy()
-            up[k] += h
-            down[k] -= h
-            f_up = fitted(predict(law, rows, {group: dict(zip(names, up))}, rows.groups))
-            f_down = fitted(predict(law, rows, {group: dict(zip(names, down))}, rows.groups))
-            jac[:, k] = (f_up - f_down) / (2 * h)
-        if not (np.all(np.isfinite(jac)) and np.all(np.isfinite(residual))):
-            raise FitError(f"the law is not differentiable at its constants in group {group!r}: use the bootstrap")
-        runs = None if rows.runs is None else np.repeat(rows.runs, rows.y.shape[1])  # one label per residual
-        cov = _covariance(jac, residual, dof, runs)
-        # a symmetric square root that tolerates a singular covariance (a constant the data do not pin)
-        vals, vecs = np.linalg.eigh((cov + cov.T) / 2)
-        root = vecs * np.sqrt(np.clip(vals, 0.0, None))
-        samples = center + rng.standard_normal((n, len(names))) @ root.T
-        draws[group] = [dict(zip(names, map(float, row))) for row in samples]
-    replicates = tuple({g: draws[g][b] for g in draws} for b in range(n))
-    residuals = tuple(tuple((np.log(table.y[:, j]) - np.log(pred[:, j])) if log_space[j]
-                            else (table.y[:, j] - pred[:, j])) for j in range(table.y.shape[1]))
-    return Bootstrap(replicates, residuals, log_space)
+        try:
+            out[group] = linearise(law, rows, constants[group], group, log_space)
+        except FitError:
+            if strict:
+                raise
+    return out
 
 
-def _covariance(jac: np.ndarray, residual: np.ndarray, dof: int, runs: np.ndarray | None) -> np.ndarray:
-    """``s^2 (J^T J)^-1``, or with runs (one label per residual) the cluster-robust sandwich.
-
-    With a handful of runs the plain sandwich (CR1) is far too sure of itself: a run's residuals
-    are shrunk by its own pull on the fit.  CR3 undoes that pull, each run's residuals scaled by
-    ``(I - J_r (J^T J)^-1 J_r^T)^-1`` (close to a jackknife over runs), written with the Woodbury
-    identity so that a run of thousands of checkpoints costs a k x k solve.  On the suite's checkpoint
-    sweeps (25 instances) its 90 % CIs held the true curve 48 % of the time against 34 % for CR1
-    (BENCHMARKS.md): better, and still short of the bootstrap over runs.
-    """
-    information = jac.T @ jac
-    bread = np.linalg.pinv(information)
-    if runs is None:
-        return float(residual @ residual) / dof * bread
-    labels, index = np.unique(runs, return_inverse=True)
-    if len(labels) < 2:
-        raise FitError("the delta method needs at least 2 runs in each group (use the bootstrap)")
-    scores = np.zeros((len(labels), jac.shape[1]))
-    for k in range(len(labels)):
-        j, e = jac[index == k], residual[index == k]
-        # (I - J_r B J_r^T)^-1 e = e + J_r (J^T J - J_r^T J_r)^-1 J_r^T e: the other runs' information
-        others = information - j.T @ j
-        unpulled = e + j @ np.linalg.lstsq(others, j.T @ e, rcond=None)[0]
-        scores[k] = j.T @ unpulled
-    return (len(labels) - 1) / len(labels) * bread @ (scores.T @ scores) @ bread
+def _noise(law: Law, table: Table, constants, log_space, pred: np.ndarray) -> tuple[tuple[float, ...], ...]:
+    """Per target, the residuals a new run's noise is drawn from: leverage-adjusted (``agent.linearised``)
+    in each group the law can be linearised in, raw elsewhere."""
+    with np.errstate(all="ignore"):
+        raw = np.column_stack([(np.log(table.y[:, j]) - np.log(pred[:, j])) if log_space[j]
+                               else (table.y[:, j] - pred[:, j]) for j in range(table.y.shape[1])])
+    for group, lin in _linearised(law, table, constants, log_space, strict=False).items():
+        if lin.dof > 0:
+            raw[table.groups == group] = adjusted_residuals(lin).reshape(-1, table.y.shape[1])
+    return tuple(tuple(map(float, raw[:, j])) for j in range(raw.shape[1]))
 
 
 def _log_space(table: Table, pred: np.ndarray, loss: str) -> tuple[bool, ...]:
@@ -218,6 +224,9 @@ def interval(law: Law, points: Table, boot: Bootstrap, level: float = 0.9, kind:
     if kind not in KINDS:
         raise DataError(f"unknown interval kind {kind!r}; choose one of {', '.join(KINDS)}")
     draws = _replicate_predictions(law, points, boot)
+    spread = {g: boot.spread(g, level) for g in set(points.groups.tolist())}
+    factors = np.array([spread[g] for g in points.groups.tolist()])
+    draws = widen(draws, factors[None, :, None], np.array(boot.log_space, dtype=bool))
     if others:
         draws = _with_forms(draws, points, boot.log_space, others)
     if kind == "prediction":
@@ -242,8 +251,24 @@ def constant_intervals(boot: Bootstrap, level: float = 0.9) -> dict[str, dict[st
             values = np.array([r[group][name] for r in boot.replicates if group in r and name in r[group]])
             values = values[np.isfinite(values)]
             if len(values):
+                values = widen(values, boot.spread(group, level), bool(np.all(values > 0)))
                 out[group][name] = [float(np.quantile(values, tail)), float(np.quantile(values, 1 - tail))]
     return out
+
+
+def widen(values: np.ndarray, factor, log) -> np.ndarray:
+    """``values`` (replicates first) spread ``factor`` times as far from their median, in log space
+    where ``log`` (both broadcast against ``values``): the small-sample widening of ``Bootstrap.spread``."""
+    if np.all(np.asarray(factor) == 1.0):
+        return values
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a point no replicate predicts stays NaN
+        # log space only where every replicate is positive: a degenerate draw below zero stays in the sample
+        log = np.asarray(log, dtype=bool) & np.all((values > 0) | np.isnan(values), axis=0)
+        space = np.where(log, np.log(values), values)
+        centre = np.nanmedian(space, axis=0)
+        space = centre + factor * (space - centre)
+        return np.where(log, np.exp(space), space)
 
 
 def _replicate_predictions(law: Law, points: Table, boot: Bootstrap) -> np.ndarray:

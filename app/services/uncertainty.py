@@ -12,6 +12,7 @@ replicates (fewer replicates when a run has many groups) and ``MAX_RESIDUALS`` r
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Mapping
 
 import numpy as np
@@ -45,7 +46,7 @@ def uncertainty_report(final: Mapping[str, Any], problem: Problem, train: pd.Dat
     residuals = tuple(tuple(float(v) for v in (r if len(r) <= MAX_RESIDUALS else
                                               rng.choice(np.asarray(r), MAX_RESIDUALS, replace=False)))
                       for r in boot.residuals)
-    kept = Bootstrap(boot.replicates, residuals, boot.log_space)
+    kept = replace(boot, residuals=residuals)
     return {"uncertainty": {"method": method, "level": LEVEL, "draws": len(kept.replicates),
                             "constants": constant_intervals(kept, LEVEL), "replicates": kept.to_dict()}}
 

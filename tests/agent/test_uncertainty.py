@@ -120,7 +120,11 @@ def test_a_law_fitted_on_raw_residuals_gets_raw_noise_in_its_intervals():
     for method in (bootstrap, laplace):
         raw, relative = (method(LAW, table, constants, n=8, seed=0, loss=loss) for loss in ("lsq", "robust_log"))
         assert raw.log_space == (False,) and relative.log_space == (True,)
-        assert np.allclose(raw.residuals[0], table.y[:, 0] - predict(LAW, table, constants, table.groups)[:, 0])
+        raw_residuals = table.y[:, 0] - predict(LAW, table, constants, table.groups)[:, 0]
+        # leverage-adjusted: the same signs, a little larger (24 rows, 3 constants), in raw units
+        assert np.all(np.sign(raw.residuals[0]) == np.sign(raw_residuals))
+        assert np.all(np.abs(raw_residuals) <= np.abs(raw.residuals[0]))
+        assert np.allclose(raw.residuals[0], raw_residuals, rtol=0.5)
 
 
 # ---------------------------------------------------------------- checkpoints of a few runs
@@ -187,3 +191,58 @@ def test_the_delta_method_over_runs_needs_two_runs_in_a_group():
     constants = fit_law(CHINCHILLA, table, seed=0).constants
     with pytest.raises(FitError, match="at least 2 runs"):
         laplace(CHINCHILLA, one_run, constants, n=10)
+
+
+def test_a_new_runs_noise_counts_the_run_to_run_spread_the_fit_absorbed():
+    """Five constants fitted to six runs pull the curve through most of each run's seed offset, so
+    the raw residuals show about 60 % of the noise's variance; the residuals adjusted by run blocks
+    (the noise a prediction interval draws) show all of it, within the spread of sixteen sweeps."""
+    true_variance = 0.015 ** 2 + 0.002 ** 2
+    raw, adjusted = [], []
+    for seed in range(16):
+        table = checkpoint_sweep(seed=seed)
+        constants = fit_law(CHINCHILLA, table, seed=0).constants
+        fitted = predict(CHINCHILLA, table, constants, table.groups)[:, 0]
+        raw.append(np.var(np.log(table.y[:, 0]) - np.log(fitted)))
+        adjusted.append(np.var(laplace(CHINCHILLA, table, constants, n=4).residuals[0]))
+    assert np.mean(raw) / true_variance < 0.75
+    assert 0.8 < np.mean(adjusted) / true_variance < 1.6
+
+
+def test_few_runs_widen_the_interval_by_the_t_quantile_and_the_bootstraps_deflation():
+    """Six runs leave five degrees of freedom: the replicates' spread widens by
+    sqrt(6/5) t_5/z around its centre (the expanded percentile interval), in log space."""
+    from dataclasses import replace
+
+    from agent.linearised import spread_factor
+
+    table = checkpoint_sweep()
+    constants = fit_law(CHINCHILLA, table, seed=0).constants
+    boot = bootstrap(CHINCHILLA, table, constants, n=30, seed=0)
+    assert boot.dof == {"all_data": 5.0} and boot.deflation == {"all_data": pytest.approx(6 / 5)}
+    as_drawn = replace(boot, dof={}, deflation={})
+    lo, hi = interval(CHINCHILLA, far_points(), boot, level=0.9)
+    lo0, hi0 = interval(CHINCHILLA, far_points(), as_drawn, level=0.9)
+    ratio = np.log(hi / lo) / np.log(hi0 / lo0)
+    # the quantiles of a widened sample are the widened quantiles (up to interpolation between draws)
+    assert np.allclose(ratio, spread_factor(5, 6 / 5, 0.9), rtol=0.05)
+    # the constants' intervals widen alike; a record without degrees of freedom is read as drawn
+    wide, narrow = constant_intervals(boot)["all_data"]["a"], constant_intervals(as_drawn)["all_data"]["a"]
+    assert wide[0] < narrow[0] and narrow[1] < wide[1]
+    assert Bootstrap.from_dict({k: v for k, v in boot.to_dict().items() if k not in ("dof", "deflation")}) == as_drawn
+
+
+def test_widening_keeps_a_degenerate_replicate_below_zero_and_only_ever_widens():
+    """A positive target's draws widen in log space, except at a point where some replicate went
+    negative (a degenerate refit): there in raw space, so that draw stays in the sample."""
+    from agent.uncertainty import widen
+
+    draws = np.array([[1.0, 2.0], [1.2, -0.5], [0.9, 2.2], [1.1, 1.9], [1.05, 2.1]])
+    wide = widen(draws, 1.5, np.array([True, True]))
+    assert np.all(np.isfinite(wide))
+    lo, hi = np.quantile(draws, [0.05, 0.95], axis=0)
+    wide_lo, wide_hi = np.quantile(wide, [0.05, 0.95], axis=0)
+    assert np.all(wide_lo < lo) and np.all(hi < wide_hi)
+    assert np.allclose(np.log(wide[:, 0]) - np.median(np.log(wide[:, 0])),
+                       1.5 * (np.log(draws[:, 0]) - np.median(np.log(draws[:, 0]))))
+    assert widen(draws, 1.0, True) is draws
