@@ -17,6 +17,8 @@ Laws, one or both:
 * ``--from-suite FILE``: the laws `sld bench --suite synthetic --json [--data-seed S]` discovered,
   with the bootstrap and with the delta method (as the service stores it), each alone and pooled with
   the close finalists' forms (as the service and `sld predict` give it);
+  (``--name-runs``: the checkpoint sweeps' intervals with their run column named, as a user who
+  names it gets them; the law is the same, the search does not use runs);
 * ``--checkpoints``: only the problems whose rows are checkpoints of a few runs, the true form
   refitted, with every row resampled as its own run and with the runs named (``Problem.run``).
 
@@ -160,7 +162,7 @@ def checkpoint_rows(seeds, level):
                             truth, new, level)
 
 
-def discovered_rows(path, level):
+def discovered_rows(path, level, name_runs=False):
     summary = json.load(open(path))
     data_seed = int(summary.get("suite_seed", 0))
     rows = summary["problems"]
@@ -178,6 +180,8 @@ def discovered_rows(path, level):
         except (SldError, ValueError) as exc:
             yield {"problem": problem.name, "family": problem.family, "error": str(exc)}
             continue
+        if name_runs and _has_checkpoints(problem):
+            table = replace(table, runs=problem.train_runs)  # as a user who names the run column
         new = new_runs(truth, problem.noise, data_seed)
         for method in ("bootstrap", "delta"):
             yield _measured(problem, data_seed, "discovered", method, law, table, row["constants"], points, truth,
@@ -209,7 +213,8 @@ def report(rows: list[dict], level: float) -> None:
         by[(r["law"], r["method"])].append(r)
     for (law, method), rs in by.items():
         cells = [f"{statistics.mean(r[c] for r in rs):.1%}" for c in CHECKS]
-        width = statistics.median(r["pi_width"] for r in rs)
+        widths = [r["pi_width"] for r in rs if np.isfinite(r["pi_width"])]  # NaN: no probe had a finite band
+        width = statistics.median(widths) if widths else float("nan")
         print(f"| {law} | {method} | {len(rs)} | " + " | ".join(cells) + f" | {width:.1%} |")
     print("\nBy family (PI contains the new run):\n")
     keys = list(by)
@@ -228,6 +233,8 @@ def main() -> None:
     ap.add_argument("--data-seeds", type=int, nargs="*", default=[0, 1, 2])
     ap.add_argument("--from-suite", nargs="*", default=[], help="JSON of `sld bench --suite synthetic --json`")
     ap.add_argument("--checkpoints", action="store_true", help="only the checkpoint sweeps, rows vs runs resampled")
+    ap.add_argument("--name-runs", action="store_true",
+                    help="with --from-suite: name the run column of the checkpoint sweeps (their intervals count runs)")
     ap.add_argument("--level", type=float, default=0.9)
     ap.add_argument("--json", help="write every instance's row here")
     args = ap.parse_args()
@@ -237,7 +244,7 @@ def main() -> None:
         return
     rows = list(true_form_rows(args.data_seeds, args.level))
     for path in args.from_suite:
-        rows += list(discovered_rows(path, args.level))
+        rows += list(discovered_rows(path, args.level, args.name_runs))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
