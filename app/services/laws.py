@@ -113,11 +113,11 @@ def predict(storage: BaseStorage, req: PredictCreate) -> PredictPublic:
         if len(req.points) > MAX_INTERVAL_POINTS:
             raise DataError(f"intervals are computed for at most {MAX_INTERVAL_POINTS} points per request, "
                             f"not {len(req.points)}")
-        lo, hi, n_draws, n_forms = _delta_interval(storage, req, law, constants, group)
+        lo, hi, method, n_draws, n_forms = _run_interval(storage, req, law, constants, group)
         for row, l_row, h_row in zip(rows, lo, hi):
             for t, l, h in zip(law.targets, l_row, h_row):
                 row[f"{t}_lo"], row[f"{t}_hi"] = float(l), float(h)
-        interval = {"level": req.interval, "kind": req.kind, "method": "delta", "draws": n_draws, "forms": n_forms}
+        interval = {"level": req.interval, "kind": req.kind, "method": method, "draws": n_draws, "forms": n_forms}
     return PredictPublic(lines=list(law.lines), targets=list(law.targets), predictions=rows, source=source,
                          interval=interval)
 
@@ -126,14 +126,17 @@ MAX_INTERVAL_POINTS = 2_000
 INTERVAL_DRAWS = 200  # draws from the linearised covariance: 2,000 points x 200 draws stays well under a second
 
 
-def _delta_interval(storage: BaseStorage, req: PredictCreate, law: Law, constants, group):
-    """(lo, hi) at the points from the delta method on the run's training rows (cheap enough for a
-    request: one Jacobian per group and a few hundred evaluations at the points, no refit)."""
+def _run_interval(storage: BaseStorage, req: PredictCreate, law: Law, constants, group):
+    """(lo, hi, method, draws, forms) at the points: from the draws the worker stored with the run's
+    final law (the delta method's, or the bootstrap's where the run names its run column), else from
+    the delta method on the run's training rows now (cheap enough for a request: one Jacobian per
+    group and a few hundred evaluations at the points, no refit)."""
     from agent.uncertainty import interval, laplace
     from app.services.compare import comparison_inputs
 
     record = storage.get_run(req.run_id)
     draws = stored_replicates(record.final) if req.candidate_id is None else None
+    method = ((record.final or {}).get("uncertainty") or {}).get("method", "delta") if draws else "delta"
     seed = int((record.spec.get("config") or {}).get("seed", 0))
     if draws is None:  # a candidate, or a run from before replicates were stored: the delta method now
         run = comparison_inputs(storage, req.run_id)  # the run's problem and training rows, as compare reads them
@@ -149,7 +152,7 @@ def _delta_interval(storage: BaseStorage, req: PredictCreate, law: Law, constant
         points = Table(points.X, points.y, np.full(len(points), next(iter(constants)), dtype=object))
     forms = stored_forms(record.final, law.inputs, law.targets) if req.candidate_id is None else []
     lo, hi = interval(law, points, draws, level=req.interval, kind=req.kind, seed=seed, others=forms)
-    return lo, hi, len(draws.replicates), 1 + len(forms)
+    return lo, hi, method, len(draws.replicates), 1 + len(forms)
 
 
 def _run_law(storage: BaseStorage, run_id: int, candidate_id: int | None):

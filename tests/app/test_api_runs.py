@@ -243,6 +243,11 @@ def test_checkpoints_of_a_few_runs_name_their_run_and_the_stored_intervals_widen
         assert best["intervals"]["method"] == ("bootstrap" if run_column else "delta")  # refits over runs
         bands = best["intervals"]["constants"]["all_data"]
         widths[run_column] = np.median([hi - lo for lo, hi in bands.values()])
+        # a prediction's band comes from the same stored draws, and says which method drew them
+        pred = client.post("/predict", json={"run_id": r.json()["id"], "points": [{"N": 4e9, "D": 8e10}],
+                                             "interval": 0.9})
+        assert pred.status_code == 200, pred.text
+        assert pred.json()["interval"]["method"] == best["intervals"]["method"]
     assert widths["run"] > 1.5 * widths[None]  # 2.4x here
 
 
