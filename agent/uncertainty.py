@@ -124,7 +124,8 @@ def bootstrap(law: Law, table: Table, constants: Mapping[str, Mapping[str, float
             lost = 1 if table.runs is not None else len(constants[group])
             dof[group] = float(max(m - lost, 1))
             deflation[group] = m / dof[group]
-    return Bootstrap(tuple(replicates), _noise(law, table, constants, log_space, pred), log_space, dof, deflation)
+    noise = _noise(table, pred, log_space, _linearised(law, table, constants, log_space, strict=False))
+    return Bootstrap(tuple(replicates), noise, log_space, dof, deflation)
 
 
 def _units(table: Table, rows: np.ndarray) -> np.ndarray | list[np.ndarray]:
@@ -163,7 +164,8 @@ def laplace(law: Law, table: Table, constants: Mapping[str, Mapping[str, float]]
     log_space = _log_space(table, pred, loss)
     draws: dict[str, list[dict[str, float]]] = {}
     dof: dict[str, float] = {}
-    for group, lin in _linearised(law, table, constants, log_space, strict=True).items():
+    linearised = _linearised(law, table, constants, log_space, strict=True)
+    for group, lin in linearised.items():
         if lin.dof <= 0:
             raise FitError(f"group {group!r} has {lin.residual.size // table.y.shape[1]} runs for {len(lin.names)} "
                            "constants: too few for the delta method (use the bootstrap)")
@@ -176,8 +178,7 @@ def laplace(law: Law, table: Table, constants: Mapping[str, Mapping[str, float]]
         # the covariance already divides by the degrees of freedom (CR3: by runs): only the t quantile
         dof[group] = float(lin.dof if lin.runs is None else len(np.unique(lin.runs)) - 1)
     replicates = tuple({g: draws[g][b] for g in draws} for b in range(n))
-    return Bootstrap(replicates, _noise(law, table, constants, log_space, pred), log_space, dof,
-                     {g: 1.0 for g in dof})
+    return Bootstrap(replicates, _noise(table, pred, log_space, linearised), log_space, dof, {g: 1.0 for g in dof})
 
 
 def _linearised(law: Law, table: Table, constants: Mapping[str, Mapping[str, float]], log_space,
@@ -196,13 +197,14 @@ def _linearised(law: Law, table: Table, constants: Mapping[str, Mapping[str, flo
     return out
 
 
-def _noise(law: Law, table: Table, constants, log_space, pred: np.ndarray) -> tuple[tuple[float, ...], ...]:
+def _noise(table: Table, pred: np.ndarray, log_space,
+           linearised: Mapping[str, Linearised]) -> tuple[tuple[float, ...], ...]:
     """Per target, the residuals a new run's noise is drawn from: leverage-adjusted (``agent.linearised``)
-    in each group the law can be linearised in, raw elsewhere."""
+    in each group the law could be linearised in, raw elsewhere."""
     with np.errstate(all="ignore"):
         raw = np.column_stack([(np.log(table.y[:, j]) - np.log(pred[:, j])) if log_space[j]
                                else (table.y[:, j] - pred[:, j]) for j in range(table.y.shape[1])])
-    for group, lin in _linearised(law, table, constants, log_space, strict=False).items():
+    for group, lin in linearised.items():
         if lin.dof > 0:
             raw[table.groups == group] = adjusted_residuals(lin).reshape(-1, table.y.shape[1])
     return tuple(tuple(map(float, raw[:, j])) for j in range(raw.shape[1]))
