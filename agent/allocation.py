@@ -19,7 +19,8 @@ from agent.errors import DataError
 from agent.expressions import Law
 from agent.fitting import predict
 from agent.problem import Table
-from agent.uncertainty import Bootstrap, widen
+from agent.linearised import widen
+from agent.uncertainty import Bootstrap
 
 FLOPS_PER_PARAM_TOKEN = 6.0
 EDGE = 1e-3  # relative distance in log N from a bound at which an optimum counts as on the edge

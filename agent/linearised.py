@@ -18,6 +18,7 @@ training runs):
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -133,3 +134,18 @@ def spread_factor(dof: float, deflation: float, level: float) -> float:
     q = 1 - (1 - level) / 2
     t = stats.t.ppf(q, max(dof, 1.0)) if np.isfinite(dof) else stats.norm.ppf(q)
     return float(np.sqrt(max(deflation, 1.0)) * t / stats.norm.ppf(q))
+
+
+def widen(values: np.ndarray, factor, log) -> np.ndarray:
+    """``values`` (replicates first) spread ``factor`` times as far from their median, in log space
+    where ``log`` (both broadcast against ``values``): the widening ``spread_factor`` gives."""
+    if np.all(np.asarray(factor) == 1.0):
+        return values
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a point no replicate predicts stays NaN
+        # log space only where every replicate is positive: a degenerate draw below zero stays in the sample
+        log = np.asarray(log, dtype=bool) & np.all((values > 0) | np.isnan(values), axis=0)
+        space = np.where(log, np.log(values), values)
+        centre = np.nanmedian(space, axis=0)
+        space = centre + factor * (space - centre)
+        return np.where(log, np.exp(space), space)

@@ -35,7 +35,6 @@ disagree, the interval widens by their disagreement.
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
@@ -44,7 +43,7 @@ import numpy as np
 from agent.errors import DataError, FitError
 from agent.expressions import Law
 from agent.fitting import FitOptions, fit_law, predict
-from agent.linearised import Linearised, adjusted_residuals, covariance, linearise, spread_factor
+from agent.linearised import Linearised, adjusted_residuals, covariance, linearise, spread_factor, widen
 from agent.problem import Table
 
 BOOTSTRAP_FIT = FitOptions(starts=2, local=1, max_nfev=150, max_work=20_000, time_limit=10.0)
@@ -256,21 +255,6 @@ def constant_intervals(boot: Bootstrap, level: float = 0.9) -> dict[str, dict[st
                 values = widen(values, boot.spread(group, level), bool(np.all(values > 0)))
                 out[group][name] = [float(np.quantile(values, tail)), float(np.quantile(values, 1 - tail))]
     return out
-
-
-def widen(values: np.ndarray, factor, log) -> np.ndarray:
-    """``values`` (replicates first) spread ``factor`` times as far from their median, in log space
-    where ``log`` (both broadcast against ``values``): the small-sample widening of ``Bootstrap.spread``."""
-    if np.all(np.asarray(factor) == 1.0):
-        return values
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a point no replicate predicts stays NaN
-        # log space only where every replicate is positive: a degenerate draw below zero stays in the sample
-        log = np.asarray(log, dtype=bool) & np.all((values > 0) | np.isnan(values), axis=0)
-        space = np.where(log, np.log(values), values)
-        centre = np.nanmedian(space, axis=0)
-        space = centre + factor * (space - centre)
-        return np.where(log, np.exp(space), space)
 
 
 def _replicate_predictions(law: Law, points: Table, boot: Bootstrap) -> np.ndarray:

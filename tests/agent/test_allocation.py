@@ -68,6 +68,14 @@ def test_replicates_give_an_interval_around_the_optimum_and_the_isoflop_view_bot
     assert fast == pytest.approx(one.size, rel=0.01)  # the replicates' fast optimum agrees with the careful one
     sizes, losses = isoflop_profile(CHINCHILLA, HOFFMANN, size="N", data="D", budget=1e23, size_range=(1e8, 1e13))
     assert sizes[np.argmin(losses)] == pytest.approx(out.size, rel=0.6)  # 25 points: within one grid step
+    # replicates from few runs (five degrees of freedom): the interval widens as the constants' do, in log space
+    from dataclasses import replace
+
+    from agent.linearised import spread_factor
+    few = optimal_allocation(CHINCHILLA, HOFFMANN, size="N", data="D", budget=1e23, size_range=(1e6, 1e14),
+                             boot=replace(boot, dof={"all_data": 5.0}, deflation={"all_data": 1.2}))
+    f_lo, f_hi = few.interval["size"]
+    assert np.log(f_hi / f_lo) == pytest.approx(spread_factor(5, 1.2, 0.9) * np.log(hi / lo), rel=0.05)
 
 
 def test_a_law_chosen_along_size_alone_is_flagged_for_an_allocation():

@@ -235,7 +235,7 @@ def test_few_runs_widen_the_interval_by_the_t_quantile_and_the_bootstraps_deflat
 def test_widening_keeps_a_degenerate_replicate_below_zero_and_only_ever_widens():
     """A positive target's draws widen in log space, except at a point where some replicate went
     negative (a degenerate refit): there in raw space, so that draw stays in the sample."""
-    from agent.uncertainty import widen
+    from agent.linearised import widen
 
     draws = np.array([[1.0, 2.0], [1.2, -0.5], [0.9, 2.2], [1.1, 1.9], [1.05, 2.1]])
     wide = widen(draws, 1.5, np.array([True, True]))
