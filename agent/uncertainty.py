@@ -12,7 +12,7 @@ bend, so resampling them one by one treats one draw as many.  Then the
 bootstrap resamples whole runs, and the delta method sums the Jacobian's scores
 per run (the cluster-robust sandwich covariance).  On the synthetic suite's
 checkpoint sweeps (25 instances, the true form refitted) 90 % confidence
-intervals held the true curve 20 % of the time with rows resampled and 66 %
+intervals held the true curve 20 % of the time with rows resampled and 70 %
 with runs resampled (BENCHMARKS.md).
 
 Two intervals are kept apart:

@@ -3,7 +3,7 @@
 The delta method (``agent.uncertainty.laplace``) gives replicates of the constants from the fit's
 linearised covariance on the training rows.  Where the run names a run column (rows that are
 checkpoints of a few training runs) the bootstrap over runs does instead: there a new run fell inside
-the delta method's 90 % prediction interval 74 % of the time and inside the bootstrap's 80 %
+the delta method's 90 % prediction interval 76 % of the time and inside the bootstrap's 84 %
 (BENCHMARKS.md), and the worker, not a request, pays for the refits.  The worker stores them with the final law, so that
 reads never recompute: ``/runs/{id}/best`` reports intervals on every constant (exponents
 included), ``POST /predict`` with ``interval`` draws its bands from them, and the dashboard shades
